@@ -1,0 +1,129 @@
+"""The policy registry: one name, one callable ``(instance, **options) -> Schedule``.
+
+The command line, the experiments and the notebooks all go through :func:`run_policy`, so a new
+policy is one function plus one line in :data:`POLICIES`. List policies (those that produce a
+priority list for the executor) are registered through :func:`list_policy`; policies that need
+their own executor (eviction, re-planning) register a schedule-producing function directly.
+
+A name may carry the suffix ``+backfill`` (``"mcsf+backfill"``): the same list, run with
+``backfill=True`` (SPEC section 4).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..executor import execute
+from ..instance import Instance
+from ..schedule import Schedule
+from .baselines import fcfs_order, mcsf_order, size_order
+from .sorted_f import sorted_f_order
+
+__all__ = ["Policy", "POLICIES", "list_policy", "run_policy", "policy_names", "parse_policy"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A registered policy.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (``fcfs``, ``mcsf``, ...).
+    run : callable
+        ``run(instance, *, backfill=False, **options) -> Schedule``.
+    description : str
+        One line for ``lpsched policies`` and tables.
+    options : tuple of str
+        Keyword options the policy accepts besides ``backfill``.
+    """
+
+    name: str
+    run: Callable[..., Schedule]
+    description: str
+    options: tuple[str, ...] = ()
+
+
+def list_policy(
+    name: str, order: Callable[..., np.ndarray], description: str, options: tuple[str, ...] = ()
+) -> Policy:
+    """Wrap a priority-list function ``order(instance, **options) -> ndarray (n,)`` as a policy
+    that runs the list with the executor; the schedule's ``info`` gets the list and timings."""
+
+    def run(instance: Instance, *, backfill: bool = False, **opts) -> Schedule:
+        t0 = time.perf_counter()
+        lst = order(instance, **opts)
+        t1 = time.perf_counter()
+        sched = execute(instance, lst, backfill=backfill, policy=name + ("+backfill" if backfill else ""))
+        sched.info.update(order=lst, order_runtime_s=t1 - t0, runtime_s=time.perf_counter() - t0)
+        return sched
+
+    return Policy(name, run, description, options)
+
+
+POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        list_policy("fcfs", fcfs_order, "first come, first served (by arrival)"),
+        list_policy("mcsf", mcsf_order, "memory-constrained shortest first (by decode length o_i)"),
+        list_policy("size", size_order, "size-based priority (by s_i + o_i)"),
+        list_policy(
+            "sorted-f",
+            sorted_f_order,
+            "Sorted-F: batches minimising F(X) = sum o_i / |X|^2, then continuous batching",
+            ("solver", "sample_size", "quantile", "seed"),
+        ),
+    )
+}
+
+
+def policy_names() -> list[str]:
+    """Names of all registered policies, in registry order."""
+    return list(POLICIES)
+
+
+def parse_policy(spec: str) -> tuple[Policy, bool]:
+    """Split ``"name[+backfill]"`` into the registered policy and the backfill flag.
+
+    Raises
+    ------
+    KeyError
+        If the name is not registered (the message lists the registered names).
+    """
+    name, _, suffix = spec.strip().partition("+")
+    if suffix not in ("", "backfill") or name not in POLICIES:
+        raise KeyError(
+            f"unknown policy {spec!r}; registered: {', '.join(POLICIES)} (each also as NAME+backfill)"
+        )
+    return POLICIES[name], suffix == "backfill"
+
+
+def run_policy(instance: Instance, spec: str, **options) -> Schedule:
+    """Run the policy ``spec`` (``"name"`` or ``"name+backfill"``) on ``instance``.
+
+    Parameters
+    ----------
+    instance : Instance
+    spec : str
+        Registered name, optionally with ``+backfill``.
+    **options
+        Policy options; those a policy does not accept are ignored, so one option set can be
+        passed to every policy of a comparison (``solver`` only reaches ``sorted-f``).
+
+    Returns
+    -------
+    Schedule
+        Feasible by construction; ``info["runtime_s"]`` is the wall time of list + executor.
+
+    Raises
+    ------
+    KeyError
+        Unknown policy name.
+    """
+    policy, backfill = parse_policy(spec)
+    opts = {k: v for k, v in options.items() if k in policy.options}
+    return policy.run(instance, backfill=backfill, **opts)
