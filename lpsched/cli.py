@@ -1,0 +1,202 @@
+"""The ``lpsched`` command line (ARCHITECTURE.md lists the names other tools rely on).
+
+Exit codes: 0 ok, 1 bad input (the message names the file, request and field), 2 usage error.
+``--json`` prints one JSON object on standard output; the default is a readable table.
+Progress bars go to standard error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from . import __version__
+from .experiments import REPRODUCTIONS
+from .instance import Instance, InstanceError, read_instance, write_instance
+from .policies import POLICIES, parse_policy, run_policy
+from .policies.sorted_f import PHASE1_SOLVERS
+from .workloads import WORKLOADS, from_traces, generate
+
+DEFAULT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "default.json"
+DEFAULT_SPEC = {"workload": "mix-80-20", "n": 2000, "memory": 16492, "seed": 0}
+DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f"
+SWAP_UP_TO = 5000
+
+
+def default_instance() -> Instance:
+    """The shipped default: the 80/20 mix, n = 2000, M = 16,492, seed 0, all at round 0.
+
+    Read from ``instances/default.json`` in a source checkout; elsewhere regenerated with the
+    same generator call (the test suite checks the two are identical).
+    """
+    if DEFAULT_INSTANCE.exists():
+        return read_instance(DEFAULT_INSTANCE)
+    spec = DEFAULT_SPEC
+    return generate(spec["workload"], spec["n"], spec["memory"], seed=spec["seed"], name="default")
+
+
+def _bad_input(fn):
+    """Turn data errors into exit code 1 with one line naming file, request and field."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (InstanceError, ValueError, KeyError, MemoryError) as exc:
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            click.echo(f"lpsched: error: {msg}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def _load(path: str | None) -> Instance:
+    if path is None:
+        return default_instance()
+    if path.lower().endswith(".csv"):
+        raise InstanceError(
+            f"{path}: a trace CSV has no memory budget; make an instance first with "
+            f"'lpsched generate --trace {path} -n N --memory M -o instance.json'"
+        )
+    return read_instance(path)
+
+
+def _phase1_for(instance: Instance, phase1: str | None) -> str:
+    if phase1 is not None:
+        return phase1
+    return "swap" if instance.n <= SWAP_UP_TO else "auto"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="lpsched")
+def main() -> None:
+    """lpsched: batch scheduling of LLM requests under a KV-cache budget (TEL, rounds)."""
+
+
+@main.command()
+@click.argument("instance", required=False, type=click.Path(dir_okay=False))
+@click.option("--policies", default=DEFAULT_POLICIES, show_default=True,
+              help="Comma-separated registry names; NAME+backfill runs NAME with backfill.")
+@click.option("--phase1", type=click.Choice(PHASE1_SOLVERS), default=None,
+              help=f"Sorted-F Phase-1 solver [default: swap up to n = {SWAP_UP_TO} (the paper's "
+                   "choice at n = 2000), auto above].")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_bad_input
+def run(instance: str | None, policies: str, phase1: str | None, as_json: bool) -> None:
+    """Compare policies on INSTANCE (default: the shipped 80/20 mix, n = 2000)."""
+    inst = _load(instance)
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    for name in names:
+        parse_policy(name)
+    solver = _phase1_for(inst, phase1)
+    results = []
+    for name in names:
+        sched = run_policy(inst, name, solver=solver)
+        sched.check()
+        results.append({
+            "policy": name, "tel": sched.tel, "mean_latency": sched.mean_latency,
+            "makespan": sched.makespan, "peak_memory": sched.peak_memory,
+            "runtime_s": sched.info["runtime_s"],
+        })
+    best = min(r["tel"] for r in results)
+    for r in results:
+        r["ratio_to_best"] = r["tel"] / best
+    if as_json:
+        click.echo(json.dumps({"instance": inst.name, "n": inst.n, "memory": inst.memory,
+                               "phase1": solver, "results": results}))
+        return
+    click.echo(f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens, "
+               f"Sorted-F Phase 1: {solver}")
+    rows = [[r["policy"], r["tel"], f"{r['mean_latency']:.1f}", f"{r['ratio_to_best']:.3f}",
+             f"{r['runtime_s']:.3f}"] for r in results]
+    click.echo(tabulate(rows, headers=["policy", "TEL (rounds)", "mean latency (rounds)",
+                                       "ratio to best", "wall time (s)"],
+                        disable_numparse=True, colalign=("left", "right", "right", "right",
+                                                         "right")))
+
+
+@main.command()
+@click.argument("instance", type=click.Path(dir_okay=False))
+@click.option("--policy", required=True, help="Registry name (NAME+backfill allowed).")
+@click.option("--phase1", type=click.Choice(PHASE1_SOLVERS), default=None,
+              help="Sorted-F Phase-1 solver (default as for 'run').")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the schedule JSON here (default: standard output).")
+@_bad_input
+def schedule(instance: str, policy: str, phase1: str | None, output: str | None) -> None:
+    """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
+    inst = _load(instance)
+    sched = run_policy(inst, policy, solver=_phase1_for(inst, phase1)).check()
+    if output is None:
+        click.echo(json.dumps(sched.to_dict()))
+    else:
+        sched.write(output)
+        click.echo(f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
+                   f"wrote {output}", err=True)
+
+
+@main.command(name="generate")
+@click.option("--workload", default="mix-80-20", show_default=True,
+              help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...'.")
+@click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Number of requests.")
+@click.option("--memory", type=click.IntRange(min=1), required=True,
+              help="KV-cache budget M in tokens.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--arrival-rate", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Poisson arrivals, requests per round (default: all at round 0).")
+@click.option("--trace", "traces", multiple=True, type=click.Path(dir_okay=False),
+              help="Sample real rows from this trace CSV instead (repeatable).")
+@click.option("--weights", default=None,
+              help="With several --trace: comma-separated shares, e.g. 0.8,0.2.")
+@click.option("--name", default=None, help="Instance name.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@_bad_input
+def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, name, output) -> None:
+    """Write a random instance JSON from a shipped workload or from trace files."""
+    if traces:
+        w = None if weights is None else [float(x) for x in weights.split(",")]
+        if arrival_rate is not None:
+            raise click.UsageError("--arrival-rate applies to --workload, not to --trace")
+        inst = from_traces(traces, n, memory, weights=w, seed=seed, name=name)
+    else:
+        if weights is not None:
+            raise click.UsageError("--weights goes with --trace; for workloads write name:weight")
+        inst = generate(workload, n, memory, seed=seed, arrival_rate=arrival_rate, name=name)
+    write_instance(inst, output)
+    click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
+
+
+@main.command(name="policies")
+def list_policies() -> None:
+    """List the registered policies."""
+    for p in POLICIES.values():
+        click.echo(f"{p.name:14s} {p.description}")
+
+
+@main.command()
+@click.argument("name", type=click.Choice(sorted(REPRODUCTIONS)))
+@click.option("--out", "out_dir", default="results", show_default=True,
+              type=click.Path(file_okay=False), help="Folder for the CSV and Markdown files.")
+@click.option("--seeds", default=None, help="Comma-separated seeds (default: the study's).")
+@click.option("--trace-dir", default=None, type=click.Path(file_okay=False, exists=True),
+              help="Folder of public traces (e.g. ../shared/traces) for the real-input rows.")
+@_bad_input
+def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None) -> None:
+    """Reproduce a paper table; rows are written as they finish and a rerun resumes."""
+    opts = {}
+    if seeds is not None:
+        opts["seeds"] = [int(s) for s in seeds.split(",")]
+    if trace_dir is not None:
+        opts["trace_dir"] = trace_dir
+    table = REPRODUCTIONS[name].run(out_dir, **opts)
+    click.echo(table)
+    click.echo(f"\nwrote {out_dir}/{name}.csv and {out_dir}/{name}.md", err=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,363 @@
+"""Workload generators: length distributions from real traces, mixtures, arrival processes.
+
+The package ships, for each named workload, the empirical quantiles of the prefill length
+``s_i`` and of the decode length ``o_i`` at 1,001 levels, derived from a public serving trace by
+``scripts/derive_length_tables.py`` (the traces themselves are not shipped), and the Spearman
+rank correlation of ``(s_i, o_i)``. A request is drawn by a Gaussian copula: two standard
+normals with correlation ``rho = 2 sin(pi rho_S / 6)`` (the Gaussian copula with Spearman
+``rho_S``) are mapped to uniforms and through the two quantile functions, interpolated linearly
+between levels and rounded to integers. Every instance is reproducible from its seed.
+
+Named workloads (``WORKLOADS``):
+
+================  ===========================================================================
+``conversation``  Azure LLM inference trace 2023, conversation service (19,366 requests)
+``sharegpt``      ShareGPT conversations, context up to 8k (30,731)
+``summarization`` arXiv long-document summarization, up to 4k tokens (28,257)
+``code``          Azure LLM inference trace 2023, code completion (8,819)
+``translation``   Bilingual web-book translation (33,768)
+``mix-80-20``     80% ``conversation``, 20% ``summarization`` (the paper's headline mix)
+================  ===========================================================================
+
+A mixture can also be written inline: ``"conversation:0.8,summarization:0.2"``.
+
+Source: the paper's workload (arXiv 2508.06133, section 6) mixes LMSYS-Chat-1M conversations
+with arXiv summarization; LMSYS is not available offline, so ``conversation`` is the Azure
+conversation trace, the closest real stand-in (decode median 129 against LMSYS' 139). The copula
+construction is ours.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from .instance import Instance, InstanceError, read_trace_csv
+
+__all__ = [
+    "LengthTable",
+    "WORKLOADS",
+    "MIXTURES",
+    "length_table",
+    "parse_mixture",
+    "sample_lengths",
+    "poisson_arrivals",
+    "generate",
+    "from_traces",
+]
+
+MIXTURES: dict[str, dict[str, float]] = {
+    "mix-80-20": {"conversation": 0.8, "summarization": 0.2},
+}
+
+
+@dataclass(frozen=True)
+class LengthTable:
+    """Empirical joint law of ``(s_i, o_i)`` of one trace.
+
+    Attributes
+    ----------
+    name : str
+        Workload name.
+    source : str
+        The trace it was derived from (dataset, paper, processed copy).
+    rows : int
+        Number of trace rows behind the table.
+    prefill, decode : ndarray of int64, shape (1001,)
+        Quantiles at levels ``0, 0.001, ..., 1`` (tokens).
+    spearman : float
+        Spearman rank correlation of prefill and decode lengths in the trace.
+    """
+
+    name: str
+    source: str
+    rows: int
+    prefill: np.ndarray
+    decode: np.ndarray
+    spearman: float
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``n`` requests: ``(prefill, decode)``, each ndarray of int64 shape (n,), tokens."""
+        rho = 2.0 * math.sin(math.pi * self.spearman / 6.0)
+        z1 = rng.standard_normal(n)
+        z2 = rho * z1 + math.sqrt(max(0.0, 1.0 - rho * rho)) * rng.standard_normal(n)
+        levels = np.linspace(0.0, 1.0, self.prefill.size)
+        s = np.rint(np.interp(_normal_cdf(z1), levels, self.prefill)).astype(np.int64)
+        o = np.rint(np.interp(_normal_cdf(z2), levels, self.decode)).astype(np.int64)
+        return s, np.maximum(o, 1)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _normal_cdf(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + _erf(z / math.sqrt(2.0)).astype(np.float64))
+
+
+@cache
+def _tables() -> dict[str, LengthTable]:
+    doc = json.loads(resources.files("lpsched").joinpath("data/length_tables.json").read_text())
+    return {
+        name: LengthTable(
+            name=name,
+            source=t["source"],
+            rows=t["rows"],
+            prefill=np.asarray(t["prefill"], dtype=np.int64),
+            decode=np.asarray(t["decode"], dtype=np.int64),
+            spearman=float(t["spearman"]),
+        )
+        for name, t in doc["tables"].items()
+    }
+
+
+def length_table(name: str) -> LengthTable:
+    """The shipped :class:`LengthTable` of a single workload.
+
+    Raises
+    ------
+    KeyError
+        Unknown name (the message lists the known ones).
+    """
+    tables = _tables()
+    if name not in tables:
+        raise KeyError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
+    return tables[name]
+
+
+WORKLOADS: tuple[str, ...] = (
+    "conversation", "sharegpt", "summarization", "code", "translation", *MIXTURES
+)
+
+
+def parse_mixture(spec: str) -> dict[str, float]:
+    """Weights of a workload spec: a name (``"code"``), a named mixture (``"mix-80-20"``) or an
+    inline mixture (``"conversation:0.8,summarization:0.2"``).
+
+    Returns
+    -------
+    dict
+        Component name to weight; weights sum to 1.
+
+    Raises
+    ------
+    ValueError
+        Unknown component, non-positive or malformed weight.
+    """
+    if spec in MIXTURES:
+        return dict(MIXTURES[spec])
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    weights: dict[str, float] = {}
+    for part in parts:
+        name, _, w = part.partition(":")
+        try:
+            length_table(name)
+        except KeyError as exc:
+            raise ValueError(str(exc.args[0])) from None
+        try:
+            weight = float(w) if w else 1.0
+        except ValueError:
+            raise ValueError(f"workload {spec!r}: weight {w!r} of {name!r} is not a number") from None
+        if not weight > 0 or not math.isfinite(weight):
+            raise ValueError(f"workload {spec!r}: weight of {name!r} must be positive")
+        weights[name] = weights.get(name, 0.0) + weight
+    if not weights:
+        raise ValueError("empty workload spec")
+    total = sum(weights.values())
+    return {k: v / total for k, v in weights.items()}
+
+
+def sample_lengths(
+    spec: str, n: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw ``n`` requests from a workload spec (see :func:`parse_mixture`).
+
+    Returns
+    -------
+    prefill, decode : ndarray of int64, shape (n,)
+        Lengths in tokens.
+    component : ndarray of int64, shape (n,)
+        Index (in the spec's order) of the component each request came from.
+
+    Notes
+    -----
+    The component of each request is drawn independently with the mixture weights (so an
+    80/20 mix of 2,000 requests has about, not exactly, 400 summarization requests).
+    """
+    weights = parse_mixture(spec)
+    names = list(weights)
+    comp = rng.choice(len(names), size=n, p=np.array([weights[k] for k in names]))
+    s = np.empty(n, dtype=np.int64)
+    o = np.empty(n, dtype=np.int64)
+    for c, name in enumerate(names):
+        idx = np.flatnonzero(comp == c)
+        s[idx], o[idx] = length_table(name).sample(idx.size, rng)
+    return s, o, comp
+
+
+def poisson_arrivals(n: int, rate: float, rng: np.random.Generator) -> np.ndarray:
+    """Arrival rounds of a Poisson process with ``rate`` requests per round.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        ``floor`` of the cumulative exponential inter-arrival times (rounds), nondecreasing.
+
+    Raises
+    ------
+    ValueError
+        If ``rate <= 0``.
+    """
+    if not rate > 0:
+        raise ValueError(f"arrival rate must be positive, got {rate}")
+    return np.floor(np.cumsum(rng.exponential(1.0 / rate, size=n))).astype(np.int64)
+
+
+def _check_fits(s: np.ndarray, o: np.ndarray, memory: int, what: str) -> None:
+    over = np.flatnonzero(s + o > memory)
+    if over.size:
+        i = int(over[0])
+        raise InstanceError(
+            f"{what}: request {i} has prefill {int(s[i])} + decode {int(o[i])} = "
+            f"{int(s[i] + o[i])} tokens > memory M = {memory} ({over.size} such requests); "
+            "choose a larger memory M"
+        )
+
+
+def generate(
+    workload: str,
+    n: int,
+    memory: int,
+    *,
+    seed: int = 0,
+    arrival_rate: float | None = None,
+    name: str | None = None,
+) -> Instance:
+    """A random instance from a named workload.
+
+    Parameters
+    ----------
+    workload : str
+        A name of :data:`WORKLOADS` or an inline mixture (:func:`parse_mixture`).
+    n : int
+        Number of requests, ``>= 1``.
+    memory : int
+        KV-cache budget ``M`` in tokens.
+    seed : int
+        Seed of ``numpy.random.default_rng``; the same arguments give the same instance.
+    arrival_rate : float, optional
+        Poisson arrivals with this many requests per round; ``None``: all arrive at round 0.
+    name : str, optional
+        Instance name; default ``"{workload}-n{n}-M{memory}-s{seed}"``.
+
+    Returns
+    -------
+    Instance
+        With ``metadata`` recording the generator, workload, seed and table sources.
+
+    Raises
+    ------
+    ValueError
+        Unknown workload or ``n < 1``.
+    InstanceError
+        A drawn request has ``s_i + o_i > M`` (nothing is clipped: choose a larger ``M``).
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    rng = np.random.default_rng(seed)
+    s, o, _ = sample_lengths(workload, n, rng)
+    label = name or f"{workload}-n{n}-M{memory}-s{seed}"
+    _check_fits(s, o, memory, f"workload {workload!r}")
+    arrival = None if arrival_rate is None else poisson_arrivals(n, arrival_rate, rng)
+    weights = parse_mixture(workload)
+    return Instance.from_arrays(
+        s, o, memory, arrival, name=label,
+        metadata={
+            "generator": "lpsched.workloads.generate",
+            "workload": workload,
+            "weights": weights,
+            "seed": seed,
+            "arrival_rate": arrival_rate,
+            "sources": {k: length_table(k).source for k in weights},
+        },
+    )
+
+
+def from_traces(
+    paths: Sequence[str | os.PathLike[str]],
+    n: int,
+    memory: int,
+    *,
+    weights: Sequence[float] | None = None,
+    seed: int = 0,
+    name: str | None = None,
+) -> Instance:
+    """An instance of real trace rows: ``n`` rows drawn from one or more trace CSV files.
+
+    Parameters
+    ----------
+    paths : sequence of path-like
+        Trace CSVs (``num_prefill_tokens,num_decode_tokens[,arrived_at]``).
+    n : int
+        Number of requests.
+    memory : int
+        KV-cache budget ``M`` (tokens).
+    weights : sequence of float, optional
+        Share of the requests drawn from each file (default equal). The count from each file
+        is fixed, ``round(n * w)``, adjusted so that the counts sum to ``n``.
+    seed : int
+        Seed; rows are drawn without replacement when a file has enough rows.
+
+    Returns
+    -------
+    Instance
+        All arriving at round 0; ``metadata["rows"]`` lists ``(file, line)`` of every request.
+
+    Raises
+    ------
+    InstanceError
+        Bad file (see :func:`~lpsched.instance.read_trace_csv`), or a drawn row with
+        ``s + o > M`` (named by file and line).
+    ValueError
+        Bad weights.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    paths = [os.fspath(p) for p in paths]
+    w = np.ones(len(paths)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (len(paths),) or not np.all(w > 0):
+        raise ValueError("give one positive weight per trace file")
+    counts = np.floor(n * w / w.sum()).astype(int)
+    counts[np.argsort(-(n * w / w.sum() - counts), kind="stable")[: n - counts.sum()]] += 1
+    rng = np.random.default_rng(seed)
+    s_parts, o_parts, rows = [], [], []
+    for path, k in zip(paths, counts.tolist()):
+        s, o, _ = read_trace_csv(path)
+        pick = rng.choice(s.size, size=k, replace=k > s.size)
+        for i in pick.tolist():
+            if s[i] + o[i] > memory:
+                raise InstanceError(
+                    f"{path}: line {i + 2}: num_prefill_tokens {int(s[i])} + num_decode_tokens "
+                    f"{int(o[i])} > memory M = {memory}; choose a larger memory M"
+                )
+        s_parts.append(s[pick])
+        o_parts.append(o[pick])
+        rows += [[os.path.basename(path), int(i) + 2] for i in pick]
+    meta: Mapping[str, Any] = {
+        "generator": "lpsched.workloads.from_traces",
+        "traces": [os.path.basename(p) for p in paths],
+        "counts": counts.tolist(),
+        "seed": seed,
+        "rows": rows,
+    }
+    return Instance.from_arrays(
+        np.concatenate(s_parts), np.concatenate(o_parts), memory,
+        name=name or f"traces-n{n}-M{memory}-s{seed}", metadata=meta,
+    )

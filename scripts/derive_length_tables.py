@@ -1,0 +1,75 @@
+"""Derive the empirical length tables shipped in lpsched/data/length_tables.json.
+
+Reads the public traces (never copied into the project) and writes, per workload, the
+quantiles of the prefill and decode lengths at 1,001 levels (0, 0.001, ..., 1; the
+``inverted_cdf`` method, so every value is a length seen in the trace) and the Spearman rank
+correlation of the two, from which lpsched.workloads rebuilds the joint law with a Gaussian
+copula.
+
+    python scripts/derive_length_tables.py ../shared/traces
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from lpsched.instance import read_trace_csv
+
+SOURCES = {
+    "conversation": (
+        "splitwise_conv.csv",
+        "Azure LLM inference trace 2023, conversation service (Patel et al., Splitwise, ISCA 2024; "
+        "processed by microsoft/vidur)",
+    ),
+    "sharegpt": (
+        "sharegpt_8k_filtered_stats_llama2_tokenizer.csv",
+        "ShareGPT conversations, Llama-2 tokenizer, context <= 8k (project-etalon/etalon)",
+    ),
+    "summarization": (
+        "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
+        "arXiv summarization (Cohan et al. 2018), Llama-2 tokenizer, <= 4k tokens (microsoft/vidur)",
+    ),
+    "code": (
+        "splitwise_code.csv",
+        "Azure LLM inference trace 2023, code-completion service (Splitwise; microsoft/vidur)",
+    ),
+    "translation": (
+        "bwb_stats_llama2_tokenizer_filtered_v2.csv",
+        "Bilingual web-book translation, Llama-2 tokenizer (project-etalon/etalon)",
+    ),
+}
+LEVELS = np.linspace(0.0, 1.0, 1001)
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    rx = np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(float)
+    ry = np.argsort(np.argsort(y, kind="stable"), kind="stable").astype(float)
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def main(trace_dir: str) -> None:
+    tables = {}
+    for name, (fname, source) in SOURCES.items():
+        s, o, _ = read_trace_csv(Path(trace_dir) / fname)
+        tables[name] = {
+            "source": source,
+            "file": fname,
+            "rows": int(s.size),
+            "prefill": np.quantile(s, LEVELS, method="inverted_cdf").astype(int).tolist(),
+            "decode": np.quantile(o, LEVELS, method="inverted_cdf").astype(int).tolist(),
+            "spearman": round(spearman(s, o), 4),
+            "prefill_mean": round(float(s.mean()), 1),
+            "decode_mean": round(float(o.mean()), 1),
+        }
+    out = Path(__file__).resolve().parents[1] / "lpsched" / "data" / "length_tables.json"
+    doc = {"levels": 1001, "method": "numpy.quantile(method='inverted_cdf')", "tables": tables}
+    out.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "../shared/traces")

@@ -1,0 +1,60 @@
+"""Shared hypothesis strategies: small random instances with the extremes of the model mixed in.
+
+The slow reference implementations (brute-force memory, round-by-round executor, Phase-1
+enumeration) live in the test modules that use them, written from SPEC.md alone.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from lpsched.instance import Instance
+
+# --------------------------------------------------------------------------- strategies
+
+
+@st.composite
+def instances(
+    draw,
+    max_n: int = 8,
+    max_memory: int = 30,
+    max_decode: int = 8,
+    max_arrival: int = 6,
+    arrivals: bool = True,
+) -> Instance:
+    """Small random instances, with the extremes mixed in.
+
+    ``kind`` picks: ``random`` (independent requests), ``identical`` (one request repeated),
+    ``tight`` (some requests with ``s + o = M``), ``tiny`` (``M`` in 1..5). Arrivals, when
+    enabled, are zero or random in ``0..max_arrival``.
+    """
+    kind = draw(st.sampled_from(["random", "identical", "tight", "tiny"]))
+    memory = draw(st.integers(1, 5)) if kind == "tiny" else draw(st.integers(1, max_memory))
+    n = draw(st.integers(1, max_n))
+
+    def one(tight: bool) -> tuple[int, int]:
+        o = draw(st.integers(1, min(max_decode, memory)))
+        s = memory - o if tight else draw(st.integers(0, memory - o))
+        return s, o
+
+    if kind == "identical":
+        reqs = [one(draw(st.booleans()))] * n
+    elif kind == "tight":
+        reqs = [one(draw(st.booleans())) for _ in range(n)]
+    else:
+        reqs = [one(False) for _ in range(n)]
+    if arrivals and draw(st.booleans()):
+        arrival = draw(st.lists(st.integers(0, max_arrival), min_size=n, max_size=n))
+    else:
+        arrival = [0] * n
+    return Instance.from_arrays(
+        [s for s, _ in reqs], [o for _, o in reqs], memory, arrival, name=f"hyp-{kind}"
+    )
+
+
+@st.composite
+def instance_and_order(draw, **kwargs) -> tuple[Instance, list[int]]:
+    """An instance from :func:`instances` and a random priority list (a permutation)."""
+    inst = draw(instances(**kwargs))
+    order = draw(st.permutations(list(range(inst.n))))
+    return inst, list(order)

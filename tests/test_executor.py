@@ -1,0 +1,197 @@
+"""Executor (SPEC section 4): reference cases, a literal round-by-round reference executor, and
+properties every schedule must have."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import instance_and_order, instances
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_cases import CASES
+
+from lpsched.executor import execute
+from lpsched.instance import Instance
+from lpsched.policies import run_policy
+
+
+def reference_execute(instance: Instance, order, backfill: bool = False) -> list[int]:
+    """The executor of SPEC section 4, literally, round by round with brute-force memory.
+
+    For ``t = 0, 1, 2, ...``: walk ``L``; a waiting request ``h`` is admitted (``p_h = t``) if
+    ``a_h <= t`` and, for every round ``r`` in ``t+1 .. t+o_h``,
+    ``sum over started j with p_j < r <= p_j+o_j of (s_j + r - p_j)  +  s_h + r - t  <=  M``.
+    Strict: the walk stops at the first waiting request that is not admitted; backfill: skip it.
+    """
+    s = [int(x) for x in instance.prefill]
+    o = [int(x) for x in instance.decode]
+    a = [int(x) for x in instance.arrival]
+    M = instance.memory
+    start: list[int | None] = [None] * instance.n
+    started: list[int] = []
+    horizon = max(a) + sum(o)  # by then everything has been admitted
+    t = 0
+    while None in start:
+        assert t <= horizon, "reference executor did not terminate"
+        for h in order:
+            if start[h] is not None:
+                continue
+            ok = a[h] <= t
+            r = t + 1
+            while ok and r <= t + o[h]:
+                m = sum(s[j] + r - start[j] for j in started if start[j] < r <= start[j] + o[j])
+                ok = m + s[h] + r - t <= M
+                r += 1
+            if ok:
+                start[h] = t
+                started.append(h)
+            elif not backfill:
+                break
+        t += 1
+    return [int(p) for p in start]  # type: ignore[arg-type]
+
+
+def _instance(case) -> Instance:
+    return Instance.from_arrays(case["prefill"], case["decode"], case["memory"], case["arrival"],
+                                ids=case["ids"], name=case["name"])
+
+
+def _order(case, key: str) -> list[int]:
+    """The baseline lists, computed here from SPEC section 4 (ties by index)."""
+    n = len(case["decode"])
+    if key == "fcfs":
+        return sorted(range(n), key=lambda i: (case["arrival"][i], i))
+    if key == "mcsf":
+        return sorted(range(n), key=lambda i: (case["decode"][i], i))
+    if key == "size":
+        return sorted(range(n), key=lambda i: (case["prefill"][i] + case["decode"][i], i))
+    if key == "sorted-f":
+        return list(case["sorted_f_order"])
+    raise AssertionError(key)
+
+
+REF_RUNS = [
+    pytest.param(case, name, id=f"{case['name']}-{name}")
+    for case in CASES
+    for name in case["policies"]
+]
+
+
+# --------------------------------------------------------------------------- reference cases
+
+
+@pytest.mark.parametrize("case, name", REF_RUNS)
+def test_reference_case_via_registry(case, name):
+    expected = case["policies"][name]
+    sched = run_policy(_instance(case), name, solver="dp")
+    assert sched.start.tolist() == expected["start"]
+    assert sched.tel == expected["tel"]
+    assert sched.policy == name
+    sched.check()
+
+
+@pytest.mark.parametrize("case, name", REF_RUNS)
+def test_reference_case_via_execute(case, name):
+    expected = case["policies"][name]
+    base, _, suffix = name.partition("+")
+    order = _order(case, base)
+    sched = execute(_instance(case), order, backfill=suffix == "backfill")
+    assert sched.start.tolist() == expected["start"]
+    assert sched.tel == expected["tel"]
+
+
+@pytest.mark.parametrize("case, name", REF_RUNS)
+def test_reference_case_via_reference_executor(case, name):
+    """The slow executor below reproduces the shared reference values (it is itself right)."""
+    base, _, suffix = name.partition("+")
+    starts = reference_execute(_instance(case), _order(case, base), backfill=suffix == "backfill")
+    assert starts == case["policies"][name]["start"]
+
+
+def test_hand_example_strict_and_backfill():
+    # M = 10; r0 (s=6, o=2), r1 (s=5, o=1), r2 (s=1, o=1). List L = (0, 1, 2).
+    # t=0: admit r0 (holds 7, 8 in rounds 1, 2). r1 would need 8 + 6 > 10 in round 1: stop.
+    #   Strict: r2 waits behind r1. Backfill: r2 fits (7 + 2 = 9 <= 10 in round 1): p_2 = 0.
+    # t=2: r0 finishes at C = 2, r1 starts at 2 (round 3 holds 6).
+    #   Strict: r2 also at t=2 (round 3: 6 + 2 = 8 <= 10).
+    inst = Instance.from_arrays([6, 5, 1], [2, 1, 1], 10)
+    assert execute(inst, [0, 1, 2]).start.tolist() == [0, 2, 2]
+    assert execute(inst, [0, 1, 2], backfill=True).start.tolist() == [0, 2, 0]
+
+
+def test_arrival_blocks_strict_walk():
+    # r0 arrives at 3 and heads the list; strict order makes r1 wait for it, backfill does not.
+    inst = Instance.from_arrays([0, 0], [1, 1], 10, [3, 0])
+    assert execute(inst, [0, 1]).start.tolist() == [3, 3]
+    assert execute(inst, [0, 1], backfill=True).start.tolist() == [3, 0]
+
+
+def test_single_request_and_full_memory():
+    inst = Instance.from_arrays([4], [1], 5, [7])
+    assert execute(inst, [0]).start.tolist() == [7]
+    # Two requests of size s + o = M run strictly one after the other.
+    inst = Instance.from_arrays([3, 3], [2, 2], 5)
+    assert execute(inst, [1, 0]).start.tolist() == [2, 0]
+    assert execute(inst, [1, 0], backfill=True).start.tolist() == [2, 0]
+
+
+@pytest.mark.parametrize("order", [[0, 0, 1], [0, 1], [0, 1, 3], [2, 1, 0, 3], [[0, 1, 2]]])
+def test_non_permutation_raises(order):
+    inst = Instance.from_arrays([1, 1, 1], [1, 1, 1], 5)
+    with pytest.raises(ValueError, match="permutation"):
+        execute(inst, order)
+
+
+# --------------------------------------------------------------------------- properties
+
+POLICY_SPECS = ["fcfs", "mcsf", "size", "sorted-f"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(instances(), st.sampled_from(POLICY_SPECS), st.booleans())
+def test_every_policy_schedule_is_feasible(inst, name, backfill):
+    spec = name + ("+backfill" if backfill else "")
+    sched = run_policy(inst, spec, solver="dp")
+    sched.check()
+    assert (sched.start >= inst.arrival).all()
+    order = np.asarray(sched.info["order"])
+    assert sorted(order.tolist()) == list(range(inst.n))
+    if not backfill:
+        assert (np.diff(sched.start[order]) >= 0).all()
+
+
+@settings(max_examples=250, deadline=None)
+@given(instance_and_order(), st.booleans())
+def test_executor_matches_reference_executor(pair, backfill):
+    inst, order = pair
+    sched = execute(inst, order, backfill=backfill)
+    assert sched.start.tolist() == reference_execute(inst, order, backfill=backfill)
+    sched.check()
+    if not backfill:
+        starts = sched.start[np.asarray(order)]
+        assert (np.diff(starts) >= 0).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(instance_and_order(max_n=14, max_memory=60, max_decode=15, max_arrival=20),
+       st.booleans())
+def test_executor_matches_reference_executor_larger(pair, backfill):
+    inst, order = pair
+    assert execute(inst, order, backfill=backfill).start.tolist() == reference_execute(
+        inst, order, backfill=backfill
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 4), st.integers(1, 12))
+def test_identical_requests(s_plus, o, extra, n):
+    """n copies of (s, o): strict and backfill agree with the reference, and the schedule is
+    feasible; with s + o = M they run one at a time."""
+    memory = s_plus + o + extra
+    inst = Instance.from_arrays([s_plus] * n, [o] * n, memory)
+    for backfill in (False, True):
+        sched = execute(inst, list(range(n)), backfill=backfill)
+        assert sched.start.tolist() == reference_execute(inst, range(n), backfill=backfill)
+        sched.check()
+    if extra == 0:
+        assert execute(inst, list(range(n))).start.tolist() == [k * o for k in range(n)]
