@@ -6,7 +6,14 @@ Optimization with Variable Prefill and Decode Lengths*, arXiv 2508.06133.
 """
 
 from .executor import execute
-from .instance import Instance, InstanceError, Request, read_instance, read_trace_csv, write_instance
+from .instance import (
+    Instance,
+    InstanceError,
+    Request,
+    read_instance,
+    read_trace_csv,
+    write_instance,
+)
 from .policies import POLICIES, run_policy
 from .schedule import InfeasibleScheduleError, Schedule, read_schedule
 

@@ -179,10 +179,12 @@ def execute(
     arXiv 2502.07115). The event-driven search is ours, see the module docstring.
     """
     t0 = time.perf_counter()
-    order = np.asarray(order, dtype=np.int64)
+    order = np.asarray(order)
     n = instance.n
-    if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
+    if (order.shape != (n,) or (n and order.dtype.kind not in "iu")
+            or not np.array_equal(np.sort(order), np.arange(n))):
         raise ValueError(f"order must be a permutation of range({n})")
+    order = order.astype(np.int64)
     s = instance.prefill.tolist()
     o = instance.decode.tolist()
     a = instance.arrival.tolist()

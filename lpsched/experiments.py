@@ -141,19 +141,110 @@ class Reproduction:
 # ---------------------------------------------------------------------------------- headline
 HEADLINE_POLICIES = ("fcfs", "mcsf", "size", "sorted-f", "fcfs+backfill", "mcsf+backfill",
                      "sorted-f+backfill")
-HEADLINE_FIELDS = ["source", "seed", "n", "memory", "policy", "tel", "mean_latency", "runtime_s"]
+COMPARISON_FIELDS = ["source", "memory", "seed", "n", "policy", "tel", "mean_latency",
+                     "runtime_s"]
+HEADLINE_RATIOS = (("FCFS / Sorted-F", "fcfs", "sorted-f"),
+                   ("MC-SF / Sorted-F", "mcsf", "sorted-f"),
+                   ("size / Sorted-F", "size", "sorted-f"),
+                   ("FCFS / Sorted-F (backfill)", "fcfs+backfill", "sorted-f+backfill"),
+                   ("MC-SF / Sorted-F (backfill)", "mcsf+backfill", "sorted-f+backfill"))
+TRACE_FILES = {"conversation": "splitwise_conv.csv",
+               "summarization": "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv"}
 
 
-def _headline_instance(source: str, seed: int, n: int, memory: int, trace_dir: Path | None
-                       ) -> Instance:
-    if source == "tables":
-        return generate("mix-80-20", n, memory, seed=seed)
-    assert trace_dir is not None
-    return from_traces(
-        [trace_dir / "splitwise_conv.csv",
-         trace_dir / "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv"],
-        n, memory, weights=[0.8, 0.2], seed=seed,
-    )
+def _comparison_instance(source: str, seed: int, n: int, memory: int,
+                         trace_dir: Path | None) -> Instance:
+    """``source`` is a workload spec, or ``traces`` for real rows (80% Azure conversation,
+    20% arXiv) from ``trace_dir``."""
+    if source != "traces":
+        return generate(source, n, memory, seed=seed)
+    if trace_dir is None:
+        raise ValueError("the source 'traces' needs trace_dir (e.g. ../shared/traces)")
+    return from_traces([trace_dir / TRACE_FILES["conversation"],
+                        trace_dir / TRACE_FILES["summarization"]],
+                       n, memory, weights=[0.8, 0.2], seed=seed)
+
+
+def policy_comparison(
+    out_path: str | os.PathLike[str],
+    sources: Sequence[str],
+    memories: Sequence[int],
+    seeds: Sequence[int],
+    *,
+    n: int = 2000,
+    policies: Sequence[str] = HEADLINE_POLICIES,
+    trace_dir: str | os.PathLike[str] | None = None,
+    solver: str = "swap",
+    progress: bool = True,
+) -> list[dict[str, str]]:
+    """Mean latency of ``policies`` on every (source, M, seed); one CSV row per policy run.
+
+    Parameters
+    ----------
+    out_path : path-like
+        The CSV (resumed if it exists).
+    sources : sequence of str
+        Workload specs (:func:`~lpsched.workloads.parse_mixture`) or ``"traces"``.
+    memories : sequence of int
+        KV-cache budgets ``M`` (tokens).
+    seeds : sequence of int
+    n : int
+        Requests per instance.
+    policies : sequence of str
+        Registry names (``+backfill`` allowed).
+    trace_dir : path-like, optional
+        Folder of the public traces, for the source ``traces``.
+    solver : str
+        Sorted-F Phase-1 solver.
+
+    Returns
+    -------
+    list of dict
+        All rows of the CSV. Every schedule is checked by the independent feasibility check.
+    """
+    results = ResultsCSV(out_path, COMPARISON_FIELDS, ["source", "memory", "seed", "policy"])
+    tdir = Path(trace_dir) if trace_dir is not None else None
+
+    def compute(task: Mapping[str, Any]):
+        inst = _comparison_instance(task["source"], task["seed"], n, task["memory"], tdir)
+        for policy in task["policies"]:
+            sched = run_policy(inst, policy, solver=solver).check()
+            yield {**task, "policy": policy, "n": n, "tel": sched.tel,
+                   "mean_latency": sched.mean_latency, "runtime_s": sched.info["runtime_s"]}
+
+    tasks = []
+    for src in sources:
+        for memory in memories:
+            for seed in seeds:
+                key = {"source": src, "memory": memory, "seed": seed}
+                todo = [p for p in policies if not results.done({**key, "policy": p})]
+                if todo:
+                    tasks.append({**key, "policy": todo[0], "policies": todo})
+    return run_sweep(tasks, compute, results, desc=Path(out_path).stem, progress=progress)
+
+
+def ratio_table(rows: Sequence[Mapping[str, str]], group: Sequence[str],
+                ratios: Sequence[tuple[str, str, str]] = HEADLINE_RATIOS,
+                paper: Mapping[str, str] | None = None) -> str:
+    """Markdown table of mean-latency ratios ``num / den``: mean (min-max) over seeds, one
+    column per group (e.g. ``("source",)`` or ``("source", "memory")``)."""
+    lat = {(tuple(r[g] for g in group), r["seed"], r["policy"]): float(r["mean_latency"])
+           for r in rows}
+    groups = list(dict.fromkeys(tuple(r[g] for g in group) for r in rows))
+    seeds = list(dict.fromkeys(r["seed"] for r in rows))
+    cols = [" M=".join(g) if len(g) > 1 else g[0] for g in groups]
+    out = []
+    for label, num, den in ratios:
+        row = {"ratio of mean latency": label}
+        for g, col in zip(groups, cols, strict=True):
+            vals = [lat[(g, s, num)] / lat[(g, s, den)] for s in seeds
+                    if (g, s, num) in lat and (g, s, den) in lat]
+            row[col] = f"{np.mean(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})" if vals else "-"
+        if paper is not None:
+            row["paper"] = paper.get(label, "-")
+        out.append(row)
+    headers = ["ratio of mean latency", *cols] + (["paper"] if paper is not None else [])
+    return markdown_table(out, headers)
 
 
 def headline(
@@ -178,57 +269,48 @@ def headline(
     n, memory : int
         Requests per instance and KV-cache budget ``M`` (tokens); the paper's 2000 and 16,492.
     trace_dir : path-like, optional
-        Folder with ``splitwise_conv.csv`` and the arXiv trace: adds the source ``traces``
-        (80% Azure conversation rows, 20% arXiv rows, drawn from the real files) beside
-        ``tables`` (the shipped ``mix-80-20`` length tables).
+        Folder of the public traces: adds the source ``traces`` (80% Azure conversation rows,
+        20% arXiv rows drawn from the real files) beside ``mix-80-20`` (the shipped tables).
     solver : str
         Sorted-F Phase-1 solver (the paper used ``swap`` at n = 2000).
 
     Returns
     -------
     str
-        The Markdown summary: per source, mean (min-max over seeds) of the mean-latency ratios
-        FCFS / Sorted-F and MC-SF / Sorted-F, strict and with backfill.
+        Markdown: per source, mean (min-max over seeds) of the mean-latency ratios FCFS /
+        Sorted-F and MC-SF / Sorted-F, strict and with backfill, beside the paper's figures.
     """
-    out = Path(out_dir)
-    results = ResultsCSV(out / "headline.csv", HEADLINE_FIELDS, ["source", "seed", "policy"])
-    sources = ["tables"] + (["traces"] if trace_dir is not None else [])
-    tdir = Path(trace_dir) if trace_dir is not None else None
-
-    def compute(task: Mapping[str, Any]):
-        inst = _headline_instance(task["source"], task["seed"], n, memory, tdir)
-        sched = run_policy(inst, task["policy"], solver=solver)
-        sched.check()
-        yield {**task, "n": n, "memory": memory, "tel": sched.tel,
-               "mean_latency": sched.mean_latency, "runtime_s": sched.info["runtime_s"]}
-
-    tasks = [{"source": src, "seed": s, "policy": p}
-             for src in sources for s in seeds for p in HEADLINE_POLICIES]
-    rows = run_sweep(tasks, compute, results, desc="headline", progress=progress)
-    table = _headline_summary(rows, sources, seeds)
-    (out / "headline.md").write_text(table + "\n")
+    sources = ["mix-80-20"] + (["traces"] if trace_dir is not None else [])
+    rows = policy_comparison(Path(out_dir) / "headline.csv", sources, [memory], seeds, n=n,
+                             trace_dir=trace_dir, solver=solver, progress=progress)
+    table = ratio_table(rows, ("source",), paper={"FCFS / Sorted-F": "4.87",
+                                                  "MC-SF / Sorted-F": "2.09"})
+    (Path(out_dir) / "headline.md").write_text(table + "\n")
     return table
 
 
-def _headline_summary(rows: Sequence[Mapping[str, str]], sources: Sequence[str],
-                      seeds: Sequence[int]) -> str:
-    lat = {(r["source"], int(r["seed"]), r["policy"]): float(r["mean_latency"]) for r in rows}
-    ratios = [("FCFS / Sorted-F", "fcfs", "sorted-f"), ("MC-SF / Sorted-F", "mcsf", "sorted-f"),
-              ("size / Sorted-F", "size", "sorted-f"),
-              ("FCFS / Sorted-F (backfill)", "fcfs+backfill", "sorted-f+backfill"),
-              ("MC-SF / Sorted-F (backfill)", "mcsf+backfill", "sorted-f+backfill")]
-    paper = {"FCFS / Sorted-F": "4.87", "MC-SF / Sorted-F": "2.09"}
-    out = []
-    for label, num, den in ratios:
-        row = {"ratio of mean latency": label, "paper": paper.get(label, "-")}
-        for src in sources:
-            vals = [lat[(src, s, num)] / lat[(src, s, den)] for s in seeds
-                    if (src, s, num) in lat and (src, s, den) in lat]
-            row[src] = (f"{np.mean(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})"
-                        if vals else "-")
-        out.append(row)
-    headers = ["ratio of mean latency", *sources, "paper"]
-    return markdown_table(out, headers)
+def sensitivity(
+    out_dir: str | os.PathLike[str],
+    *,
+    seeds: Sequence[int] = (0, 1),
+    n: int = 2000,
+    memories: Sequence[int] = (16492, 65536),
+    workloads: Sequence[str] = ("mix-80-20", "sharegpt:0.8,summarization:0.2",
+                                "code:0.8,summarization:0.2"),
+    solver: str = "swap",
+    progress: bool = True,
+) -> str:
+    """How the headline ratios move with the conversation workload and the budget ``M``.
+
+    Writes ``sensitivity.csv`` and ``sensitivity.md`` under ``out_dir`` and returns the
+    Markdown (strict-order policies). Source: ours, to explain the gap to the paper's figures.
+    """
+    rows = policy_comparison(Path(out_dir) / "sensitivity.csv", workloads, memories, seeds, n=n,
+                             policies=("fcfs", "mcsf", "size", "sorted-f"), solver=solver,
+                             progress=progress)
+    table = ratio_table(rows, ("source", "memory"), ratios=HEADLINE_RATIOS[:3])
+    (Path(out_dir) / "sensitivity.md").write_text(table + "\n")
+    return table
 
 
 REPRODUCTIONS: dict[str, Reproduction] = {
@@ -236,5 +318,10 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         "headline",
         "mean latency of FCFS, MC-SF, size and Sorted-F on the 80/20 mix (paper section 6)",
         headline,
+    ),
+    "sensitivity": Reproduction(
+        "sensitivity",
+        "the headline ratios against the conversation workload and the KV-cache budget M",
+        sensitivity,
     ),
 }

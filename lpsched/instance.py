@@ -79,7 +79,13 @@ class Request:
 
 
 def _frozen(values: Any, name: str, where: str) -> np.ndarray:
-    arr = np.asarray(values)
+    try:
+        arr = np.asarray(values)
+    except OverflowError:
+        arr = np.asarray(values, dtype=object)
+    if arr.dtype == object and arr.size:
+        arr = np.asarray([_int_field(v, where, f"request at position {i}", name)
+                          for i, v in enumerate(arr.tolist())], dtype=np.int64)
     if arr.ndim != 1:
         raise InstanceError(f"{where}: field '{name}' must be a one-dimensional sequence")
     if arr.dtype.kind == "f":
@@ -92,6 +98,10 @@ def _frozen(values: Any, name: str, where: str) -> np.ndarray:
             )
     elif arr.dtype.kind not in "iu" and arr.size:
         raise InstanceError(f"{where}: field '{name}' must hold integers, got dtype {arr.dtype}")
+    if arr.size and np.abs(arr).max() > MAX_VALUE:
+        i = int(np.argmax(np.abs(arr)))
+        raise InstanceError(f"{where}: request at position {i}: field '{name}' is too large, "
+                            f"got {arr[i]!r}")
     out = arr.astype(np.int64, copy=True)
     out.setflags(write=False)
     return out
@@ -307,7 +317,10 @@ class Instance:
     def subset(self, index: Sequence[int] | np.ndarray, name: str | None = None) -> Instance:
         """The instance restricted to the requests ``index`` (in that order)."""
         idx = np.asarray(index, dtype=np.int64)
-        pick = (lambda a: None if a is None else a[idx])
+
+        def pick(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[idx]
+
         return self.replace(
             prefill=self.prefill[idx], decode=self.decode[idx], arrival=self.arrival[idx],
             ids=tuple(self.ids[i] for i in idx), decode_lo=pick(self.decode_lo),
@@ -345,7 +358,8 @@ class Instance:
             raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
         fmt = data.get("format", INSTANCE_FORMAT)
         if fmt != INSTANCE_FORMAT:
-            raise InstanceError(f"{source}: field 'format' is {fmt!r}, expected {INSTANCE_FORMAT!r}")
+            raise InstanceError(
+                f"{source}: field 'format' is {fmt!r}, expected {INSTANCE_FORMAT!r}")
         version = data.get("version", INSTANCE_VERSION)
         if version != INSTANCE_VERSION:
             raise InstanceError(f"{source}: field 'version' is {version!r}; this lpsched reads 1")
@@ -394,24 +408,32 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
+MAX_VALUE = 2**53  # larger token counts or rounds are surely data errors (and overflow int64 sums)
+
+
 def _int_field(value: Any, source: str, who: str, name: str) -> int:
     """Coerce one JSON/CSV value to int, or raise naming the source, request and field."""
+    out: int | None = None
     if _is_int(value):
-        return int(value)
-    if isinstance(value, float) and math.isfinite(value) and value == int(value):
-        return int(value)
-    if isinstance(value, str):
+        out = int(value)
+    elif isinstance(value, float) and math.isfinite(value) and value == int(value):
+        out = int(value)
+    elif isinstance(value, str):
         text = value.strip()
         try:
-            return int(text)
+            out = int(text)
         except ValueError:
             try:
                 f = float(text)
             except ValueError:
                 f = math.nan
             if math.isfinite(f) and f == int(f):
-                return int(f)
-    raise InstanceError(f"{source}: {who}: field '{name}' must be an integer, got {value!r}")
+                out = int(f)
+    if out is None:
+        raise InstanceError(f"{source}: {who}: field '{name}' must be an integer, got {value!r}")
+    if abs(out) > MAX_VALUE:
+        raise InstanceError(f"{source}: {who}: field '{name}' is too large, got {value!r}")
+    return out
 
 
 def read_instance(path: str | os.PathLike[str]) -> Instance:
@@ -435,7 +457,7 @@ def read_instance(path: str | os.PathLike[str]) -> Instance:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InstanceError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -463,7 +485,9 @@ TRACE_DECODE = "num_decode_tokens"
 TRACE_ARRIVAL = "arrived_at"
 
 
-def read_trace_csv(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def read_trace_csv(
+    path: str | os.PathLike[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Read a serving trace CSV: ``num_prefill_tokens,num_decode_tokens[,arrived_at]``.
 
     Other columns are ignored; integer-valued floats (``812.0``) are accepted.
@@ -493,7 +517,7 @@ def read_trace_csv(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray
     """
     p = Path(path)
     try:
-        fh = p.open(newline="", encoding="utf-8")
+        fh = p.open(newline="", encoding="utf-8-sig")
     except FileNotFoundError:
         raise InstanceError(f"{p}: no such file") from None
     except OSError as exc:
@@ -525,13 +549,20 @@ def read_trace_csv(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray
                     continue
                 who = f"line {line_no}"
                 if len(row) < need:
-                    raise InstanceError(f"{p}: {who}: expected {len(header)} fields, got {len(row)}")
+                    missing = [header[c] for c in (ci_s, ci_o, ci_a) if c is not None
+                               and c >= len(row)]
+                    raise InstanceError(
+                        f"{p}: {who}: missing field '{missing[0]}' (expected {len(header)} "
+                        f"fields, got {len(row)})"
+                    )
                 sv = _int_field(row[ci_s], str(p), who, TRACE_PREFILL)
                 ov = _int_field(row[ci_o], str(p), who, TRACE_DECODE)
                 if sv < 0:
-                    raise InstanceError(f"{p}: {who}: field '{TRACE_PREFILL}' must be >= 0, got {sv}")
+                    raise InstanceError(
+                        f"{p}: {who}: field '{TRACE_PREFILL}' must be >= 0, got {sv}")
                 if ov < 1:
-                    raise InstanceError(f"{p}: {who}: field '{TRACE_DECODE}' must be >= 1, got {ov}")
+                    raise InstanceError(
+                        f"{p}: {who}: field '{TRACE_DECODE}' must be >= 1, got {ov}")
                 s.append(sv)
                 o.append(ov)
                 if ci_a is not None:

@@ -224,7 +224,7 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
     """
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise InstanceError(f"{p}: no such file") from None
     except json.JSONDecodeError as exc:
@@ -232,12 +232,15 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
     if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
         raise InstanceError(f"{p}: field 'format' must be {SCHEDULE_FORMAT!r}")
     start = data.get("start")
-    if not isinstance(start, list) or len(start) != instance.n:
+    if (not isinstance(start, list) or len(start) != instance.n
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in start)):
         raise InstanceError(f"{p}: field 'start' must list {instance.n} integers")
     try:
         sched = Schedule(instance, np.asarray(start), policy=str(data.get("policy", "")))
     except (InfeasibleScheduleError, TypeError, ValueError) as exc:
         raise InstanceError(f"{p}: field 'start': {exc}") from None
+    if "completion" in data and data["completion"] != sched.completion.tolist():
+        raise InstanceError(f"{p}: field 'completion' disagrees with start + decode length")
     if "tel" in data and data["tel"] != sched.tel:
         raise InstanceError(f"{p}: field 'tel' is {data['tel']}, the starts give {sched.tel}")
     return sched

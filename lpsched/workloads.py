@@ -1,12 +1,13 @@
 """Workload generators: length distributions from real traces, mixtures, arrival processes.
 
-The package ships, for each named workload, the empirical quantiles of the prefill length
-``s_i`` and of the decode length ``o_i`` at 1,001 levels, derived from a public serving trace by
-``scripts/derive_length_tables.py`` (the traces themselves are not shipped), and the Spearman
-rank correlation of ``(s_i, o_i)``. A request is drawn by a Gaussian copula: two standard
-normals with correlation ``rho = 2 sin(pi rho_S / 6)`` (the Gaussian copula with Spearman
-``rho_S``) are mapped to uniforms and through the two quantile functions, interpolated linearly
-between levels and rounded to integers. Every instance is reproducible from its seed.
+The package ships, for each named workload, an empirical joint law of the prefill length ``s_i``
+and the decode length ``o_i`` derived from a public serving trace by
+``scripts/derive_length_tables.py`` (the traces themselves are not shipped): the quantiles of
+``s`` at 1,001 levels, and for each of 50 bins of prefill rank (2% of the trace each) the
+quantiles of ``o`` at 101 levels. A request is drawn by two uniforms ``u, v``:
+``s = Q_s(u)`` and ``o = Q_{o | bin(u)}(v)``, both interpolated linearly between levels and
+rounded to integers. The conditional tables keep how decode depends on prefill (the arXiv trace,
+for instance, caps ``s + o`` at 4,096). Every instance is reproducible from its seed.
 
 Named workloads (``WORKLOADS``):
 
@@ -23,8 +24,8 @@ A mixture can also be written inline: ``"conversation:0.8,summarization:0.2"``.
 
 Source: the paper's workload (arXiv 2508.06133, section 6) mixes LMSYS-Chat-1M conversations
 with arXiv summarization; LMSYS is not available offline, so ``conversation`` is the Azure
-conversation trace, the closest real stand-in (decode median 129 against LMSYS' 139). The copula
-construction is ours.
+conversation trace, the closest real stand-in (decode median 129 against LMSYS' 139). The
+binned conditional-quantile construction is ours.
 """
 
 from __future__ import annotations
@@ -71,35 +72,30 @@ class LengthTable:
         The trace it was derived from (dataset, paper, processed copy).
     rows : int
         Number of trace rows behind the table.
-    prefill, decode : ndarray of int64, shape (1001,)
-        Quantiles at levels ``0, 0.001, ..., 1`` (tokens).
-    spearman : float
-        Spearman rank correlation of prefill and decode lengths in the trace.
+    prefill : ndarray of int64, shape (L,)
+        Quantiles of ``s`` at levels ``0, 1/(L-1), ..., 1`` (tokens); L = 1001 shipped.
+    decode_given_prefill : ndarray of int64, shape (B, K)
+        Row ``b``: quantiles of ``o`` at ``K`` levels among the requests whose prefill rank lies
+        in ``[b/B, (b+1)/B)`` (tokens); B = 50, K = 101 shipped.
     """
 
     name: str
     source: str
     rows: int
     prefill: np.ndarray
-    decode: np.ndarray
-    spearman: float
+    decode_given_prefill: np.ndarray
 
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``n`` requests: ``(prefill, decode)``, each ndarray of int64 shape (n,), tokens."""
-        rho = 2.0 * math.sin(math.pi * self.spearman / 6.0)
-        z1 = rng.standard_normal(n)
-        z2 = rho * z1 + math.sqrt(max(0.0, 1.0 - rho * rho)) * rng.standard_normal(n)
-        levels = np.linspace(0.0, 1.0, self.prefill.size)
-        s = np.rint(np.interp(_normal_cdf(z1), levels, self.prefill)).astype(np.int64)
-        o = np.rint(np.interp(_normal_cdf(z2), levels, self.decode)).astype(np.int64)
-        return s, np.maximum(o, 1)
-
-
-_erf = np.frompyfunc(math.erf, 1, 1)
-
-
-def _normal_cdf(z: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + _erf(z / math.sqrt(2.0)).astype(np.float64))
+        u, v = rng.random(n), rng.random(n)
+        s = np.rint(np.interp(u, np.linspace(0.0, 1.0, self.prefill.size), self.prefill))
+        bins, k = self.decode_given_prefill.shape
+        row = np.minimum((u * bins).astype(np.int64), bins - 1)
+        pos = v * (k - 1)
+        lo = np.minimum(pos.astype(np.int64), k - 2)
+        table = self.decode_given_prefill
+        o = table[row, lo] + (pos - lo) * (table[row, lo + 1] - table[row, lo])
+        return s.astype(np.int64), np.maximum(np.rint(o).astype(np.int64), 1)
 
 
 @cache
@@ -111,8 +107,7 @@ def _tables() -> dict[str, LengthTable]:
             source=t["source"],
             rows=t["rows"],
             prefill=np.asarray(t["prefill"], dtype=np.int64),
-            decode=np.asarray(t["decode"], dtype=np.int64),
-            spearman=float(t["spearman"]),
+            decode_given_prefill=np.asarray(t["decode_given_prefill"], dtype=np.int64),
         )
         for name, t in doc["tables"].items()
     }
@@ -164,7 +159,8 @@ def parse_mixture(spec: str) -> dict[str, float]:
         try:
             weight = float(w) if w else 1.0
         except ValueError:
-            raise ValueError(f"workload {spec!r}: weight {w!r} of {name!r} is not a number") from None
+            raise ValueError(
+                f"workload {spec!r}: weight {w!r} of {name!r} is not a number") from None
         if not weight > 0 or not math.isfinite(weight):
             raise ValueError(f"workload {spec!r}: weight of {name!r} must be positive")
         weights[name] = weights.get(name, 0.0) + weight
@@ -313,12 +309,15 @@ def from_traces(
         Share of the requests drawn from each file (default equal). The count from each file
         is fixed, ``round(n * w)``, adjusted so that the counts sum to ``n``.
     seed : int
-        Seed; rows are drawn without replacement when a file has enough rows.
+        Seed; rows are drawn without replacement when a file has enough rows, then the
+        requests of all files are shuffled together (so that request order, which FCFS
+        follows, does not group the files).
 
     Returns
     -------
     Instance
-        All arriving at round 0; ``metadata["rows"]`` lists ``(file, line)`` of every request.
+        All arriving at round 0; ``metadata["rows"]`` lists ``[file, line]`` of every request,
+        in request order.
 
     Raises
     ------
@@ -338,7 +337,7 @@ def from_traces(
     counts[np.argsort(-(n * w / w.sum() - counts), kind="stable")[: n - counts.sum()]] += 1
     rng = np.random.default_rng(seed)
     s_parts, o_parts, rows = [], [], []
-    for path, k in zip(paths, counts.tolist()):
+    for path, k in zip(paths, counts.tolist(), strict=True):
         s, o, _ = read_trace_csv(path)
         pick = rng.choice(s.size, size=k, replace=k > s.size)
         for i in pick.tolist():
@@ -350,14 +349,15 @@ def from_traces(
         s_parts.append(s[pick])
         o_parts.append(o[pick])
         rows += [[os.path.basename(path), int(i) + 2] for i in pick]
+    perm = rng.permutation(n)
     meta: Mapping[str, Any] = {
         "generator": "lpsched.workloads.from_traces",
         "traces": [os.path.basename(p) for p in paths],
         "counts": counts.tolist(),
         "seed": seed,
-        "rows": rows,
+        "rows": [rows[i] for i in perm.tolist()],
     }
     return Instance.from_arrays(
-        np.concatenate(s_parts), np.concatenate(o_parts), memory,
+        np.concatenate(s_parts)[perm], np.concatenate(o_parts)[perm], memory,
         name=name or f"traces-n{n}-M{memory}-s{seed}", metadata=meta,
     )

@@ -1,10 +1,10 @@
 """Derive the empirical length tables shipped in lpsched/data/length_tables.json.
 
 Reads the public traces (never copied into the project) and writes, per workload, the
-quantiles of the prefill and decode lengths at 1,001 levels (0, 0.001, ..., 1; the
-``inverted_cdf`` method, so every value is a length seen in the trace) and the Spearman rank
-correlation of the two, from which lpsched.workloads rebuilds the joint law with a Gaussian
-copula.
+quantiles of the prefill length at 1,001 levels (0, 0.001, ..., 1) and, for each of 50 bins of
+prefill rank (2% of the rows each), the quantiles of the decode length at 101 levels (the
+``inverted_cdf`` method, so every value is a length seen in the trace). The conditional tables
+keep the dependence of decode on prefill, e.g. the arXiv trace's cap prefill + decode <= 4,096.
 
     python scripts/derive_length_tables.py ../shared/traces
 """
@@ -43,12 +43,18 @@ SOURCES = {
     ),
 }
 LEVELS = np.linspace(0.0, 1.0, 1001)
+BINS = 50
+COND_LEVELS = np.linspace(0.0, 1.0, 101)
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    rx = np.argsort(np.argsort(x, kind="stable"), kind="stable").astype(float)
-    ry = np.argsort(np.argsort(y, kind="stable"), kind="stable").astype(float)
-    return float(np.corrcoef(rx, ry)[0, 1])
+def conditional_decode(s: np.ndarray, o: np.ndarray) -> list[list[int]]:
+    """Decode quantiles within each bin of prefill rank (ties in prefill broken by row)."""
+    rank = np.argsort(s, kind="stable")
+    edges = np.linspace(0, s.size, BINS + 1).round().astype(int)
+    return [
+        np.quantile(o[rank[a:b]], COND_LEVELS, method="inverted_cdf").astype(int).tolist()
+        for a, b in zip(edges[:-1], edges[1:])
+    ]
 
 
 def main(trace_dir: str) -> None:
@@ -60,13 +66,18 @@ def main(trace_dir: str) -> None:
             "file": fname,
             "rows": int(s.size),
             "prefill": np.quantile(s, LEVELS, method="inverted_cdf").astype(int).tolist(),
-            "decode": np.quantile(o, LEVELS, method="inverted_cdf").astype(int).tolist(),
-            "spearman": round(spearman(s, o), 4),
+            "decode_given_prefill": conditional_decode(s, o),
             "prefill_mean": round(float(s.mean()), 1),
             "decode_mean": round(float(o.mean()), 1),
         }
     out = Path(__file__).resolve().parents[1] / "lpsched" / "data" / "length_tables.json"
-    doc = {"levels": 1001, "method": "numpy.quantile(method='inverted_cdf')", "tables": tables}
+    doc = {
+        "prefill_levels": LEVELS.size,
+        "prefill_bins": BINS,
+        "decode_levels": COND_LEVELS.size,
+        "method": "numpy.quantile(method='inverted_cdf')",
+        "tables": tables,
+    }
     out.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
     print(f"wrote {out}")
 

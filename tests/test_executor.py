@@ -28,23 +28,24 @@ def reference_execute(instance: Instance, order, backfill: bool = False) -> list
     a = [int(x) for x in instance.arrival]
     M = instance.memory
     start: list[int | None] = [None] * instance.n
-    started: list[int] = []
+    running: list[int] = []
     horizon = max(a) + sum(o)  # by then everything has been admitted
     t = 0
     while None in start:
         assert t <= horizon, "reference executor did not terminate"
+        running = [j for j in running if start[j] + o[j] > t]  # C_j <= t have left
         for h in order:
             if start[h] is not None:
                 continue
             ok = a[h] <= t
             r = t + 1
             while ok and r <= t + o[h]:
-                m = sum(s[j] + r - start[j] for j in started if start[j] < r <= start[j] + o[j])
+                m = sum(s[j] + r - start[j] for j in running if start[j] < r <= start[j] + o[j])
                 ok = m + s[h] + r - t <= M
                 r += 1
             if ok:
                 start[h] = t
-                started.append(h)
+                running.append(h)
             elif not backfill:
                 break
         t += 1
@@ -135,7 +136,9 @@ def test_single_request_and_full_memory():
     assert execute(inst, [1, 0], backfill=True).start.tolist() == [2, 0]
 
 
-@pytest.mark.parametrize("order", [[0, 0, 1], [0, 1], [0, 1, 3], [2, 1, 0, 3], [[0, 1, 2]]])
+@pytest.mark.parametrize(
+    "order", [[0, 0, 1], [0, 1], [0, 1, 3], [-1, 0, 1], [2, 1, 0, 3], [[0, 1, 2]], [0.5, 1, 2]]
+)
 def test_non_permutation_raises(order):
     inst = Instance.from_arrays([1, 1, 1], [1, 1, 1], 5)
     with pytest.raises(ValueError, match="permutation"):
@@ -180,6 +183,30 @@ def test_executor_matches_reference_executor_larger(pair, backfill):
     assert execute(inst, order, backfill=backfill).start.tolist() == reference_execute(
         inst, order, backfill=backfill
     )
+
+
+@settings(max_examples=15, deadline=None)
+@given(instance_and_order(max_n=150, max_memory=12, max_decode=4, max_arrival=40),
+       st.booleans())
+def test_executor_matches_reference_executor_many_requests(pair, backfill):
+    """Long runs with many distinct completion rounds (exercises the pruning of the past)."""
+    inst, order = pair
+    assert execute(inst, order, backfill=backfill).start.tolist() == reference_execute(
+        inst, order, backfill=backfill
+    )
+
+
+def test_many_requests_fixed():
+    rng = np.random.default_rng(3)
+    n = 300
+    decode = rng.integers(1, 5, n)
+    prefill = rng.integers(0, 5, n)
+    inst = Instance.from_arrays(prefill, decode, 9, rng.integers(0, 60, n))
+    for backfill in (False, True):
+        order = rng.permutation(n).tolist()
+        sched = execute(inst, order, backfill=backfill)
+        assert sched.start.tolist() == reference_execute(inst, order, backfill=backfill)
+        sched.check()
 
 
 @settings(max_examples=40, deadline=None)

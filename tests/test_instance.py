@@ -232,6 +232,14 @@ def test_prefill_plus_decode_above_memory(tmp_path):
     _expect_error(path, path, "'b'", "decode", "20")
 
 
+def test_too_large_value_is_reported_as_written(tmp_path):
+    # 10**19 does not fit in int64; the error must name the request and the field and report
+    # the value as written, not a wrapped-around negative number.
+    path = _write_json(tmp_path / "bad.json", _doc(_with(1, prefill=10**19), memory=10**20))
+    msg = _expect_error(path, path, "'b'", "prefill")
+    assert str(10**19) in msg
+
+
 def test_duplicate_id(tmp_path):
     path = _write_json(tmp_path / "bad.json", _doc(_with(2, id="a")))
     _expect_error(path, path, "'a'", "id")

@@ -16,9 +16,10 @@ from lpsched.schedule import InfeasibleScheduleError, Schedule, memory_at, read_
 
 
 def brute_memory(prefill, decode, start, t: int) -> int:
-    """``m(t)`` of SPEC section 2, literally: sum of ``s_i + t - p_i`` over ``p_i < t <= p_i+o_i``."""
+    """``m(t)`` of SPEC section 2, literally: the sum of ``s_i + t - p_i`` over
+    ``p_i < t <= p_i + o_i``."""
     total = 0
-    for s, o, p in zip(prefill, decode, start):
+    for s, o, p in zip(prefill, decode, start, strict=True):
         if p < t <= p + o:
             total += int(s) + t - int(p)
     return total
@@ -142,11 +143,12 @@ def test_memory_matches_brute_force(sched):
     assert prof_rounds.tolist() == list(range(1, sched.makespan + 1))
     assert prof.tolist() == expect[1 : sched.makespan + 1]
     assert sched.peak_memory == max(expect)
-    assert sched.makespan == max(pi + oi for pi, oi in zip(p, o))
-    assert sched.tel == sum(pi + oi - ai for pi, oi, ai in zip(p, o, inst.arrival.tolist()))
+    assert sched.makespan == max(pi + oi for pi, oi in zip(p, o, strict=True))
+    a = inst.arrival.tolist()
+    assert sched.tel == sum(pi + oi - ai for pi, oi, ai in zip(p, o, a, strict=True))
     # Feasibility as SPEC section 2 states it, checked at every round.
     feasible = max(expect) <= inst.memory and all(
-        pi >= ai for pi, ai in zip(p, inst.arrival.tolist())
+        pi >= ai for pi, ai in zip(p, a, strict=True)
     )
     assert sched.feasible == feasible
     assert (sched.violations() == []) == feasible
@@ -183,3 +185,14 @@ def test_read_schedule_errors(tmp_path):
     broken.write_text("{")
     with pytest.raises(InstanceError, match="JSON"):
         read_schedule(broken, ONLINE)
+
+
+def test_read_schedule_rejects_completions_that_disagree(tmp_path):
+    """read_schedule's docstring: the completions in the file must agree with the instance."""
+    path = tmp_path / "s.json"
+    Schedule(ONLINE, [0, 1, 3], policy="hand").write(path)
+    data = json.loads(path.read_text())
+    data["completion"] = [9, 9, 9]  # the starts and decode lengths give (3, 3, 4)
+    path.write_text(json.dumps(data))
+    with pytest.raises(InstanceError, match="completion"):
+        read_schedule(path, ONLINE)

@@ -58,7 +58,8 @@ def list_policy(
         t0 = time.perf_counter()
         lst = order(instance, **opts)
         t1 = time.perf_counter()
-        sched = execute(instance, lst, backfill=backfill, policy=name + ("+backfill" if backfill else ""))
+        label = name + ("+backfill" if backfill else "")
+        sched = execute(instance, lst, backfill=backfill, policy=label)
         sched.info.update(order=lst, order_runtime_s=t1 - t0, runtime_s=time.perf_counter() - t0)
         return sched
 
@@ -97,7 +98,8 @@ def parse_policy(spec: str) -> tuple[Policy, bool]:
     name, _, suffix = spec.strip().partition("+")
     if suffix not in ("", "backfill") or name not in POLICIES:
         raise KeyError(
-            f"unknown policy {spec!r}; registered: {', '.join(POLICIES)} (each also as NAME+backfill)"
+            f"unknown policy {spec!r}; registered: {', '.join(POLICIES)} "
+            "(each also as NAME+backfill)"
         )
     return POLICIES[name], suffix == "backfill"
 

@@ -125,8 +125,9 @@ def select_dp(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
     feasible = prefix < inf
     best_k, best_num = 0, 0
     for k in range(1, kmax + 1):
-        if feasible[k - 1] and (best_k == 0 or not _better(best_num, best_k, int(prefix[k - 1]), k)):
-            best_k, best_num = k, int(prefix[k - 1])
+        num = int(prefix[k - 1])
+        if feasible[k - 1] and (best_k == 0 or not _better(best_num, best_k, num, k)):
+            best_k, best_num = k, num
     chosen = []
     k, w, rest = best_k, memory, best_num
     for i in range(r):
@@ -156,22 +157,45 @@ def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray
 
     Notes
     -----
-    Start: walk the requests by ``o`` ascending (then index) and add each that still fits.
-    Then repeat best-improvement passes over three neighbourhoods -- add one request, remove
-    one, swap one in for one out -- while ``F`` falls strictly (compared exactly in integers)
-    and ``X`` stays within ``M``. One pass is O(k (r - k)) vectorised. The result is a local
-    minimum, not necessarily the exact ``argmin``. Source: SPEC section 4 (``swap``),
-    arXiv 2508.06133 section 4; the neighbourhood order and best-improvement rule are ours.
+    Two greedy starts: walk the requests by ``o`` ascending (then index), and by ``s + o``
+    ascending, adding each that still fits. From each, repeat best-improvement passes over
+    three neighbourhoods -- add one request, remove one, swap one in for one out -- while ``F``
+    falls strictly (compared exactly in integers) and ``X`` stays within ``M``; keep the better
+    local minimum (ties: larger ``|X|``, then the first start). One pass is O(k (r - k))
+    vectorised. The second start matters: when the request with the smallest ``o`` fills ``M``
+    alone, the first start is a one-request local minimum (``o = [2, 3, 3, 3]``,
+    ``s + o = [6, 2, 2, 2]``, ``M = 6``: F = 2 against the optimum 1). Source: SPEC section 4
+    (``swap``), arXiv 2508.06133 section 4; the two starts and best-improvement rule are ours.
     """
     o = np.asarray(decode, dtype=np.int64)
     z = np.asarray(size, dtype=np.int64)
-    r = o.size
-    inx = np.zeros(r, dtype=bool)
+    idx = np.arange(o.size)
+    best = None
+    for key in (o, z):
+        inx = _local_search(o, z, memory, _greedy_fill(z, np.lexsort((idx, key)), memory))
+        num, k = int(o[inx].sum()), int(inx.sum())
+        if best is None or _better(num, k, best[0], best[1]) or (
+            num * best[1] ** 2 == best[0] * k * k and k > best[1]
+        ):
+            best = (num, k, inx)
+    return np.flatnonzero(best[2])
+
+
+def _greedy_fill(size: np.ndarray, order: np.ndarray, memory: int) -> np.ndarray:
+    """Boolean mask of the requests taken walking ``order`` and adding each that still fits."""
+    inx = np.zeros(size.size, dtype=bool)
     used = 0
-    for i in np.lexsort((np.arange(r), o)).tolist():
-        if used + z[i] <= memory:
+    for i in order.tolist():
+        if used + size[i] <= memory:
             inx[i] = True
-            used += int(z[i])
+            used += int(size[i])
+    return inx
+
+
+def _local_search(o: np.ndarray, z: np.ndarray, memory: int, inx: np.ndarray) -> np.ndarray:
+    """Best-improvement add / remove / swap search on ``F`` from the feasible mask ``inx``."""
+    inx = inx.copy()
+    used = int(z[inx].sum())
     num, k = int(o[inx].sum()), int(inx.sum())
     while True:
         xi, yj = np.flatnonzero(inx), np.flatnonzero(~inx)
@@ -187,7 +211,7 @@ def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray
             cand = (num - int(o[i]), k - 1, ("remove", i))
             if best is None or _better(cand[0], cand[1], best[0], best[1]):
                 best = cand
-        if yj.size:
+        if yj.size and k:
             ok = (z[yj][None, :] - z[xi][:, None]) <= free
             delta = np.where(ok, o[yj][None, :] - o[xi][:, None], np.iinfo(np.int64).max)
             a, b = np.unravel_index(int(np.argmin(delta)), delta.shape)
@@ -197,7 +221,7 @@ def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray
                 if best is None or _better(cand[0], cand[1], best[0], best[1]):
                     best = cand
         if best is None or not _better(best[0], best[1], num, k):
-            return xi
+            return inx
         move = best[2]
         if move[0] == "add":
             inx[move[1]] = True
@@ -279,7 +303,8 @@ class QuantileGreedy:
 def resolve_phase1(solver: str, n: int) -> str:
     """The Phase-1 solver ``auto`` stands for at ``n`` requests (SPEC section 4)."""
     if solver not in PHASE1_SOLVERS:
-        raise ValueError(f"unknown Phase-1 solver {solver!r}; choose from {', '.join(PHASE1_SOLVERS)}")
+        raise ValueError(
+            f"unknown Phase-1 solver {solver!r}; choose from {', '.join(PHASE1_SOLVERS)}")
     if solver != "auto":
         return solver
     return "dp" if n <= 100 else "swap" if n < 1000 else "quantile"

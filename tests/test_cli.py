@@ -1,0 +1,86 @@
+"""The command line: tables, JSON keys, exit codes, files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from click.testing import CliRunner
+
+from lpsched.cli import DEFAULT_INSTANCE, DEFAULT_SPEC, default_instance, main
+from lpsched.instance import read_instance
+from lpsched.schedule import read_schedule
+from lpsched.workloads import generate
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_shipped_default_is_the_generator_output():
+    shipped = read_instance(DEFAULT_INSTANCE)
+    spec = DEFAULT_SPEC
+    fresh = generate(spec["workload"], spec["n"], spec["memory"], seed=spec["seed"])
+    assert shipped.n == 2000 and shipped.memory == 16492 and shipped.offline
+    assert np.array_equal(shipped.prefill, fresh.prefill)
+    assert np.array_equal(shipped.decode, fresh.decode)
+    assert default_instance().name == "default"
+
+
+def test_run_json_keys_and_consistency(tmp_path):
+    path = tmp_path / "i.json"
+    r = invoke("generate", "--workload", "conversation", "-n", "60", "--memory", "16492",
+               "-o", str(path))
+    assert r.exit_code == 0, r.output
+    r = invoke("run", str(path), "--policies", "fcfs,mcsf,sorted-f,mcsf+backfill", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert {"instance", "n", "memory", "results"} <= set(data)
+    assert data["n"] == 60 and data["memory"] == 16492
+    assert [x["policy"] for x in data["results"]] == ["fcfs", "mcsf", "sorted-f", "mcsf+backfill"]
+    for x in data["results"]:
+        assert {"policy", "tel", "mean_latency", "runtime_s"} <= set(x)
+        assert abs(x["mean_latency"] - x["tel"] / 60) < 1e-9
+    assert min(x["ratio_to_best"] for x in data["results"]) == 1.0
+
+
+def test_run_table_and_schedule_file(tmp_path):
+    path = tmp_path / "i.json"
+    invoke("generate", "--workload", "code", "-n", "30", "--memory", "16492", "-o", str(path))
+    r = invoke("run", str(path))
+    assert r.exit_code == 0
+    assert "TEL (rounds)" in r.stdout and "sorted-f" in r.stdout
+    out = tmp_path / "s.json"
+    r = invoke("schedule", str(path), "--policy", "mcsf", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    sched = read_schedule(out, read_instance(path))
+    assert sched.feasible
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "lpsched/schedule" and doc["policy"] == "mcsf"
+    assert doc["tel"] == sched.tel
+
+
+def test_bad_input_exits_1_with_a_named_message(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"memory": 10, "requests": [{"id": "q7", "prefill": 8,
+                                                           "decode": 5}]}))
+    r = invoke("run", str(bad))
+    assert r.exit_code == 1
+    assert "bad.json" in r.stderr and "q7" in r.stderr and "decode" in r.stderr
+    assert "Traceback" not in r.output
+    r = invoke("run", str(tmp_path / "missing.json"))
+    assert r.exit_code == 1 and "no such file" in r.stderr
+    r = invoke("run", "--policies", "nosuch")
+    assert r.exit_code == 1 and "unknown policy" in r.stderr
+
+
+def test_usage_errors_exit_2():
+    assert invoke("run", "--bogus").exit_code == 2
+    assert invoke("generate", "-n", "0", "--memory", "5", "-o", "x.json").exit_code == 2
+
+
+def test_policies_lists_the_registry():
+    r = invoke("policies")
+    assert r.exit_code == 0
+    for name in ("fcfs", "mcsf", "size", "sorted-f"):
+        assert name in r.stdout
