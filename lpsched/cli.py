@@ -47,7 +47,7 @@ def _bad_input(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (InstanceError, ValueError, KeyError, MemoryError) as exc:
+        except (InstanceError, ValueError, KeyError, MemoryError, OSError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             click.echo(f"lpsched: error: {msg}", err=True)
             sys.exit(1)
@@ -66,6 +66,14 @@ def _load(path: str | None) -> Instance:
     return read_instance(path)
 
 
+def _floats(text: str, option: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated numbers, got {text!r}",
+                                 param_hint=option) from None
+
+
 def _phase1_for(instance: Instance, phase1: str | None) -> str:
     if phase1 is not None:
         return phase1
@@ -79,7 +87,7 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("instance", required=False, type=click.Path(dir_okay=False))
+@click.argument("instance", required=False)
 @click.option("--policies", default=DEFAULT_POLICIES, show_default=True,
               help="Comma-separated registry names; NAME+backfill runs NAME with backfill.")
 @click.option("--phase1", type=click.Choice(PHASE1_SOLVERS), default=None,
@@ -89,10 +97,12 @@ def main() -> None:
 @_bad_input
 def run(instance: str | None, policies: str, phase1: str | None, as_json: bool) -> None:
     """Compare policies on INSTANCE (default: the shipped 80/20 mix, n = 2000)."""
-    inst = _load(instance)
     names = [p.strip() for p in policies.split(",") if p.strip()]
+    if not names:
+        raise click.UsageError("no policy given to --policies")
     for name in names:
         parse_policy(name)
+    inst = _load(instance)
     solver = _phase1_for(inst, phase1)
     results = []
     for name in names:
@@ -121,7 +131,7 @@ def run(instance: str | None, policies: str, phase1: str | None, as_json: bool) 
 
 
 @main.command()
-@click.argument("instance", type=click.Path(dir_okay=False))
+@click.argument("instance")
 @click.option("--policy", required=True, help="Registry name (NAME+backfill allowed).")
 @click.option("--phase1", type=click.Choice(PHASE1_SOLVERS), default=None,
               help="Sorted-F Phase-1 solver (default as for 'run').")
@@ -146,10 +156,10 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
 @click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Number of requests.")
 @click.option("--memory", type=click.IntRange(min=1), required=True,
               help="KV-cache budget M in tokens.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--arrival-rate", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--arrival-rate", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
               help="Poisson arrivals, requests per round (default: all at round 0).")
-@click.option("--trace", "traces", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--trace", "traces", multiple=True,
               help="Sample real rows from this trace CSV instead (repeatable).")
 @click.option("--weights", default=None,
               help="With several --trace: comma-separated shares, e.g. 0.8,0.2.")
@@ -159,7 +169,7 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
 def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, name, output) -> None:
     """Write a random instance JSON from a shipped workload or from trace files."""
     if traces:
-        w = None if weights is None else [float(x) for x in weights.split(",")]
+        w = None if weights is None else _floats(weights, "--weights")
         if arrival_rate is not None:
             raise click.UsageError("--arrival-rate applies to --workload, not to --trace")
         inst = from_traces(traces, n, memory, weights=w, seed=seed, name=name)
@@ -190,7 +200,11 @@ def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None)
     """Reproduce a paper table; rows are written as they finish and a rerun resumes."""
     opts = {}
     if seeds is not None:
-        opts["seeds"] = [int(s) for s in seeds.split(",")]
+        try:
+            opts["seeds"] = [int(s) for s in seeds.split(",")]
+        except ValueError:
+            raise click.BadParameter(f"expected comma-separated integers, got {seeds!r}",
+                                     param_hint="--seeds") from None
     if trace_dir is not None:
         opts["trace_dir"] = trace_dir
     table = REPRODUCTIONS[name].run(out_dir, **opts)

@@ -20,7 +20,8 @@ In strict order the start of the ``k``-th listed request is therefore the earlie
 round ``>= max(p_{k-1}, a_h)``: one search per request, each O(K) for K running requests, plus
 O(K) to insert it, i.e. O(n K) overall with no per-round work. With backfill every waiting
 request keeps a lower bound on its earliest feasible start (a jump stays valid because admissions
-only raise ``m``), kept in a heap, so only requests whose bound has been reached are re-checked.
+only raise ``m``), kept in a heap, so only requests whose bound has been reached are re-checked,
+and a segment tree skips those whose prefill cannot fit in the next round.
 """
 
 from __future__ import annotations
@@ -211,29 +212,89 @@ def execute(
     )
 
 
+class _MinTree:
+    """Minimum segment tree over list positions: "first position >= p with key <= cap"."""
+
+    __slots__ = ("size", "t")
+
+    def __init__(self, n: int, inf: int) -> None:
+        self.size = 1 << max(0, (n - 1).bit_length())
+        self.t = [inf] * (2 * self.size)
+
+    def set(self, i: int, value: int) -> None:
+        t = self.t
+        i += self.size
+        t[i] = value
+        i >>= 1
+        while i:
+            a, b = t[2 * i], t[2 * i + 1]
+            t[i] = a if a < b else b
+            i >>= 1
+
+    def find(self, p: int, cap: int) -> int:
+        """Smallest position ``>= p`` whose key is ``<= cap``, or -1."""
+        t, size = self.t, self.size
+        if p >= size:
+            return -1
+        i = p + size
+        if t[i] > cap:
+            while i > 1:
+                if not i & 1 and t[i + 1] <= cap:
+                    i += 1
+                    break
+                i >>= 1
+            else:
+                return -1
+            while i < size:
+                i = 2 * i if t[2 * i] <= cap else 2 * i + 1
+        return i - size
+
+
 def _run_backfill(
     fm: FutureMemory, order: list[int], s: list[int], o: list[int], a: list[int], start: list[int]
 ) -> None:
     """Backfilling walk: every round, admit each waiting request of ``L`` that fits, in order.
 
-    A heap holds ``(lower bound on the earliest start, list position)`` for every waiting
-    request; a round is visited only when some bound is reached, and only those requests are
-    re-checked, in list order.
+    Every waiting request has a lower bound on its earliest start (first its arrival, then the
+    exact jump of :meth:`FutureMemory.next_start`), kept in a heap. Requests whose bound has been
+    reached are *due*; a segment tree over list positions holds the prefill length of each due
+    request, so that a round's walk visits only due requests with ``s_h + 1 + m(t+1) <= M``
+    (the first round's memory, a necessary condition; the others certainly fail this round and
+    stay due until the next completion, before which ``m(t+1)`` cannot fall). A round is
+    visited when a bound is reached or, while some request is due, at the next completion.
     """
+    n = len(order)
+    memory = fm.memory
+    inf = memory + 1
+    tree = _MinTree(n, inf)
     heap = [(a[h], pos) for pos, h in enumerate(order)]
     heapq.heapify(heap)
-    while heap:
-        t = heap[0][0]
+    due = 0
+    t = 0
+    while heap or due:
         fm.prune(t)
-        due = []
         while heap and heap[0][0] <= t:
-            due.append(heapq.heappop(heap)[1])
-        due.sort()
-        for pos in due:
+            pos = heapq.heappop(heap)[1]
+            tree.set(pos, s[order[pos]])
+            due += 1
+        cap = memory - fm.memory_at(t + 1) - 1
+        pos = tree.find(0, cap)
+        while pos >= 0:
             h = order[pos]
+            tree.set(pos, inf)
+            due -= 1
             nxt = fm.next_start(s[h], o[h], t)
             if nxt == t:
                 start[h] = t
                 fm.add(s[h], t, o[h])
+                cap = memory - fm.memory_at(t + 1) - 1
             else:
                 heapq.heappush(heap, (nxt, pos))
+            pos = tree.find(pos + 1, cap)
+        nxt_t = heap[0][0] if heap else None
+        if due:
+            c = fm.cs[bisect_right(fm.cs, t, fm.head)]  # a due request waits for memory
+            nxt_t = c if nxt_t is None or c < nxt_t else nxt_t
+        if nxt_t is None:
+            return
+        t = nxt_t

@@ -53,14 +53,25 @@ class ResultsCSV:
         self.key = list(key)
         self.rows: list[dict[str, str]] = []
         if self.path.exists() and self.path.stat().st_size:
-            with self.path.open(newline="") as fh:
-                reader = csv.DictReader(fh)
-                if reader.fieldnames != self.fields:
-                    raise ValueError(
-                        f"{self.path}: header {reader.fieldnames} differs from {self.fields}; "
-                        "move the file away to start a new sweep"
-                    )
-                self.rows = list(reader)
+            try:
+                with self.path.open(newline="", encoding="utf-8") as fh:
+                    reader = csv.DictReader(fh)
+                    if reader.fieldnames != self.fields:
+                        raise ValueError(
+                            f"{self.path}: header {reader.fieldnames} differs from "
+                            f"{self.fields}; move the file away to start a new sweep"
+                        )
+                    for row in reader:
+                        missing = [k for k in self.fields if not row.get(k)]
+                        if missing or None in row:
+                            raise ValueError(
+                                f"{self.path}: line {reader.line_num}: "
+                                + (f"missing field '{missing[0]}'" if missing else "extra fields")
+                                + "; delete the line to recompute it"
+                            )
+                        self.rows.append(row)
+            except (UnicodeDecodeError, csv.Error) as exc:
+                raise ValueError(f"{self.path}: not a results CSV ({exc})") from None
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("w", newline="") as fh:

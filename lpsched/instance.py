@@ -15,6 +15,7 @@ import csv
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+MAX_VALUE = 2**40  # tokens or rounds; larger is a data error, and it keeps every sum in int64
 INSTANCE_FORMAT = "lpsched/instance"
 INSTANCE_VERSION = 1
 
@@ -158,13 +160,18 @@ class Instance:
         where = self.source
         set_ = object.__setattr__
         if isinstance(self.memory, bool) or not _is_int(self.memory):
-            raise InstanceError(f"{where}: field 'memory' must be an integer, got {self.memory!r}")
+            raise InstanceError(
+            f"{where}: field 'memory' must be an integer, got {self.memory!r}")
         set_(self, "memory", int(self.memory))
         if self.memory <= 0:
             raise InstanceError(f"{where}: field 'memory' must be positive, got {self.memory}")
+        if self.memory > MAX_VALUE:
+            raise InstanceError(f"{where}: field 'memory' is too large (> 2^40), got {self.memory}")
         for name in ("prefill", "decode", "arrival"):
             set_(self, name, _frozen(getattr(self, name), name, where))
         n = self.prefill.shape[0]
+        if isinstance(self.ids, (str, bytes)) or not isinstance(self.ids, Iterable):
+            raise InstanceError(f"{where}: field 'ids' must be a sequence of strings")
         ids = tuple(str(x) for x in self.ids)
         set_(self, "ids", ids)
         if len(ids) != n or self.decode.shape[0] != n or self.arrival.shape[0] != n:
@@ -185,6 +192,9 @@ class Instance:
         if self.decode_lo is not None:
             for name in ("decode_lo", "decode_hi"):
                 set_(self, name, _frozen(getattr(self, name), name, where))
+                if getattr(self, name).shape[0] != n:
+                    raise InstanceError(f"{where}: field '{name}' has {getattr(self, name).size} "
+                                        f"values for {n} requests")
             checks += [
                 ("decode_lo", self.decode_lo < 1, "must be >= 1"),
                 ("decode_lo", self.decode_lo > self.decode, "must be <= decode"),
@@ -202,6 +212,14 @@ class Instance:
                     f"{where}: request '{ids[i]}': field '{name}' {what}, got {int(value)}"
                     + (f" (prefill {int(self.prefill[i])})" if "prefill" in what else "")
                 )
+        horizon = int(self.arrival.max()) + int(self.decode.sum())
+        if horizon > MAX_VALUE or n * self.memory > 2**62:
+            raise InstanceError(
+                f"{where}: the instance is too large for exact integer arithmetic (last arrival + "
+                f"sum of decode lengths = {horizon} rounds; n * M = {n * self.memory})"
+            )
+        if not isinstance(self.metadata, Mapping):
+            raise InstanceError(f"{where}: field 'metadata' must be an object")
         set_(self, "metadata", dict(self.metadata))
 
     # ------------------------------------------------------------------ constructors
@@ -225,7 +243,11 @@ class Instance:
         ``ids`` default to ``r0 .. r{n-1}``, ``arrival`` to all zeros. Raises
         :class:`InstanceError` on invalid data (see :class:`Instance`).
         """
-        n = len(prefill)
+        try:
+            n = len(prefill)
+        except TypeError:
+            raise InstanceError(
+                f"{source}: field 'prefill' must be a sequence of integers") from None
         return cls(
             memory=memory,
             prefill=prefill,
@@ -316,7 +338,11 @@ class Instance:
 
     def subset(self, index: Sequence[int] | np.ndarray, name: str | None = None) -> Instance:
         """The instance restricted to the requests ``index`` (in that order)."""
-        idx = np.asarray(index, dtype=np.int64)
+        idx = np.asarray(index)
+        if idx.ndim != 1 or (idx.size and idx.dtype.kind not in "iu"):
+            raise ValueError("subset index must be a one-dimensional array of integers")
+        if idx.size and (idx.min() < -self.n or idx.max() >= self.n):
+            raise ValueError(f"subset index out of range for {self.n} requests")
 
         def pick(a: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a[idx]
@@ -356,12 +382,16 @@ class Instance:
         """Parse a SPEC section 9 instance object. Raises :class:`InstanceError`."""
         if not isinstance(data, dict):
             raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
+        for key, kind in (("name", str), ("metadata", dict)):
+            if key in data and not isinstance(data[key], kind):
+                raise InstanceError(f"{source}: field '{key}' must be a JSON "
+                                    f"{'string' if kind is str else 'object'}")
         fmt = data.get("format", INSTANCE_FORMAT)
         if fmt != INSTANCE_FORMAT:
             raise InstanceError(
                 f"{source}: field 'format' is {fmt!r}, expected {INSTANCE_FORMAT!r}")
         version = data.get("version", INSTANCE_VERSION)
-        if version != INSTANCE_VERSION:
+        if version != INSTANCE_VERSION or isinstance(version, bool):
             raise InstanceError(f"{source}: field 'version' is {version!r}; this lpsched reads 1")
         for key in ("memory", "requests"):
             if key not in data:
@@ -374,11 +404,16 @@ class Instance:
         cols: dict[str, list[int]] = {k: [] for k in
                                       ("prefill", "decode", "arrival", "decode_lo", "decode_hi")}
         ids = []
-        with_interval = any(isinstance(r, dict) and "decode_lo" in r for r in requests)
+        with_interval = any(isinstance(r, dict) and ("decode_lo" in r or "decode_hi" in r)
+                            for r in requests)
         for pos, r in enumerate(requests):
             if not isinstance(r, dict):
                 raise InstanceError(f"{source}: request at position {pos} is not an object")
-            rid = str(r.get("id", f"r{pos}"))
+            rid = r.get("id", f"r{pos}")
+            if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+                raise InstanceError(f"{source}: request at position {pos}: field 'id' must be a "
+                                    f"string or an integer, got {rid!r}")
+            rid = str(rid)
             ids.append(rid)
             for key in cols:
                 optional = key == "arrival" or (key.startswith("decode_") and not with_interval)
@@ -408,25 +443,24 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-MAX_VALUE = 2**53  # larger token counts or rounds are surely data errors (and overflow int64 sums)
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?")
 
 
-def _int_field(value: Any, source: str, who: str, name: str) -> int:
-    """Coerce one JSON/CSV value to int, or raise naming the source, request and field."""
+def _int_field(value: Any, source: str, who: str, name: str, text_ok: bool = False) -> int:
+    """Coerce one JSON number (or, with ``text_ok``, one CSV field) to int, or raise naming the
+    source, request and field. Integer-valued floats (``812.0``) are accepted."""
     out: int | None = None
     if _is_int(value):
         out = int(value)
     elif isinstance(value, float) and math.isfinite(value) and value == int(value):
         out = int(value)
-    elif isinstance(value, str):
+    elif isinstance(value, str) and text_ok:
         text = value.strip()
-        try:
+        if _INT_TEXT.fullmatch(text):
             out = int(text)
-        except ValueError:
-            try:
-                f = float(text)
-            except ValueError:
-                f = math.nan
+        elif _FLOAT_TEXT.fullmatch(text):
+            f = float(text)
             if math.isfinite(f) and f == int(f):
                 out = int(f)
     if out is None:
@@ -437,13 +471,13 @@ def _int_field(value: Any, source: str, who: str, name: str) -> int:
 
 
 def read_instance(path: str | os.PathLike[str]) -> Instance:
-    """Read an instance JSON file (SPEC section 9) or a trace CSV (by the ``.csv`` suffix).
+    """Read an instance JSON file (SPEC section 9).
 
     Parameters
     ----------
     path : path-like
-        A ``.json`` instance file, or a ``.csv`` trace (then ``memory`` must be known: use
-        :func:`read_trace_csv` directly).
+        The instance file (a trace CSV has no memory budget: see :func:`read_trace_csv` and
+        :func:`lpsched.workloads.from_traces`).
 
     Returns
     -------
@@ -460,15 +494,40 @@ def read_instance(path: str | os.PathLike[str]) -> Instance:
         text = p.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InstanceError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{p}: is a directory, not an instance file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{p}: cannot read: {exc}") from None
     if not text.strip():
         raise InstanceError(f"{p}: the file is empty")
+    return Instance.from_dict(load_json(text, p), source=str(p))
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def load_json(text: str, path: str | os.PathLike[str]) -> Any:
+    """Parse JSON text read from ``path``; duplicate keys are an error.
+
+    Raises
+    ------
+    InstanceError
+        Malformed JSON (with the line), a duplicate key, or nesting too deep, naming the file.
+    """
     try:
-        data = json.loads(text)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
-        raise InstanceError(f"{p}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
-    return Instance.from_dict(data, source=str(p))
+        raise InstanceError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
+    except ValueError as exc:
+        raise InstanceError(f"{path}: malformed JSON: {exc}") from None
+    except RecursionError:
+        raise InstanceError(f"{path}: malformed JSON: nested too deeply") from None
 
 
 def write_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
@@ -486,8 +545,8 @@ TRACE_ARRIVAL = "arrived_at"
 
 
 def read_trace_csv(
-    path: str | os.PathLike[str],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    path: str | os.PathLike[str], *, with_lines: bool = False
+) -> tuple[np.ndarray, ...]:
     """Read a serving trace CSV: ``num_prefill_tokens,num_decode_tokens[,arrived_at]``.
 
     Other columns are ignored; integer-valued floats (``812.0``) are accepted.
@@ -503,6 +562,8 @@ def read_trace_csv(
         Token counts ``s`` and ``o`` per row.
     arrived_at : ndarray of float64, shape (rows,), or None
         Arrival times in seconds, when the column exists.
+    line : ndarray of int64, shape (rows,)
+        Only with ``with_lines=True``: the line of the file each row ends on (1-based).
 
     Raises
     ------
@@ -520,6 +581,8 @@ def read_trace_csv(
         fh = p.open(newline="", encoding="utf-8-sig")
     except FileNotFoundError:
         raise InstanceError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{p}: is a directory, not a trace file") from None
     except OSError as exc:
         raise InstanceError(f"{p}: cannot read: {exc}") from None
     with fh:
@@ -531,6 +594,9 @@ def read_trace_csv(
         except (csv.Error, UnicodeDecodeError) as exc:
             raise InstanceError(f"{p}: malformed CSV: {exc}") from None
         header = [h.strip() for h in header]
+        for col in (TRACE_PREFILL, TRACE_DECODE, TRACE_ARRIVAL):
+            if header.count(col) > 1:
+                raise InstanceError(f"{p}: line 1: column '{col}' appears twice")
         for col in (TRACE_PREFILL, TRACE_DECODE):
             if col not in header:
                 raise InstanceError(
@@ -543,8 +609,10 @@ def read_trace_csv(
         s: list[int] = []
         o: list[int] = []
         a: list[float] = []
+        lines: list[int] = []
         try:
-            for line_no, row in enumerate(reader, start=2):
+            for row in reader:
+                line_no = reader.line_num
                 if not row or all(not c.strip() for c in row):
                     continue
                 who = f"line {line_no}"
@@ -555,8 +623,8 @@ def read_trace_csv(
                         f"{p}: {who}: missing field '{missing[0]}' (expected {len(header)} "
                         f"fields, got {len(row)})"
                     )
-                sv = _int_field(row[ci_s], str(p), who, TRACE_PREFILL)
-                ov = _int_field(row[ci_o], str(p), who, TRACE_DECODE)
+                sv = _int_field(row[ci_s], str(p), who, TRACE_PREFILL, text_ok=True)
+                ov = _int_field(row[ci_o], str(p), who, TRACE_DECODE, text_ok=True)
                 if sv < 0:
                     raise InstanceError(
                         f"{p}: {who}: field '{TRACE_PREFILL}' must be >= 0, got {sv}")
@@ -565,6 +633,7 @@ def read_trace_csv(
                         f"{p}: {who}: field '{TRACE_DECODE}' must be >= 1, got {ov}")
                 s.append(sv)
                 o.append(ov)
+                lines.append(line_no)
                 if ci_a is not None:
                     try:
                         av = float(row[ci_a])
@@ -577,8 +646,11 @@ def read_trace_csv(
                         )
                     a.append(av)
         except csv.Error as exc:
-            raise InstanceError(f"{p}: malformed CSV: {exc}") from None
+            raise InstanceError(f"{p}: line {reader.line_num}: malformed CSV: {exc}") from None
+        except UnicodeDecodeError:
+            raise InstanceError(f"{p}: after line {reader.line_num}: not UTF-8 text") from None
     if not s:
         raise InstanceError(f"{p}: the file has a header but no rows")
     arrivals = np.asarray(a, dtype=np.float64) if ci_a is not None else None
-    return np.asarray(s, dtype=np.int64), np.asarray(o, dtype=np.int64), arrivals
+    out = (np.asarray(s, dtype=np.int64), np.asarray(o, dtype=np.int64), arrivals)
+    return (*out, np.asarray(lines, dtype=np.int64)) if with_lines else out

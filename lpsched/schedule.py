@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .instance import Instance, InstanceError
+from .instance import MAX_VALUE, Instance, InstanceError, _int_field, load_json
 
 SCHEDULE_FORMAT = "lpsched/schedule"
 SCHEDULE_VERSION = 1
@@ -81,17 +81,27 @@ class Schedule:
         Name of the policy that produced it (free text).
     info : dict
         Extra results of the policy (e.g. Phase-1 batches, runtime).
+    runs : array_like of int, shape (R, 4), optional
+        Every run of a request when the policy evicts (SPEC section 6): rows
+        ``(request, start, end, completed)``. A run started at ``start`` holds ``s_i + j`` tokens
+        in round ``start + j`` for ``j = 1 .. end - start``; ``completed`` is 1 for the run that
+        finishes the request (then ``end = start + o_i``) and 0 for a run cut short by an
+        eviction at decision time ``end`` (its progress and KV cache are lost). ``None``
+        (default): one uninterrupted run per request, ``(i, p_i, C_i, 1)``.
 
     Notes
     -----
     A ``Schedule`` is not guaranteed feasible: call :meth:`check` (raises) or
-    :meth:`violations` (lists). Source: SPEC section 2.
+    :meth:`violations` (lists). With ``runs``, ``start`` is the start of each request's final
+    (completed) run, so ``C_i = p_i + o_i`` and the latency ``C_i - a_i`` count from arrival to
+    final completion. Source: SPEC section 2; runs: SPEC section 6.
     """
 
     instance: Instance
     start: np.ndarray
     policy: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    runs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         start = np.asarray(self.start)
@@ -107,6 +117,38 @@ class Schedule:
         completion = start + self.instance.decode
         completion.setflags(write=False)
         object.__setattr__(self, "_completion", completion)
+        if self.runs is not None:
+            runs = np.asarray(self.runs)
+            if runs.size == 0:
+                runs = runs.reshape(0, 4)
+            if runs.ndim != 2 or runs.shape[1] != 4 or (runs.size and runs.dtype.kind not in "iu"):
+                raise InfeasibleScheduleError(
+                    "runs must be an integer array of rows (request, start, end, completed)")
+            runs = runs.astype(np.int64, copy=True)
+            runs.setflags(write=False)
+            object.__setattr__(self, "runs", runs)
+
+    def _intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(prefill, start, end)`` of every run (one per request without ``runs``)."""
+        if self.runs is None:
+            return self.instance.prefill, self.start, self.completion
+        req = self.runs[:, 0]
+        ok = (req >= 0) & (req < self.instance.n)
+        return self.instance.prefill[req[ok]], self.runs[ok, 1], self.runs[ok, 2]
+
+    @property
+    def evictions(self) -> int:
+        """Number of runs cut short by an eviction (0 without ``runs``). SPEC section 6."""
+        return 0 if self.runs is None else int((self.runs[:, 3] == 0).sum())
+
+    @property
+    def wasted_tokens(self) -> int:
+        """Output tokens emitted by evicted runs and lost, ``sum (end - start)`` over cut runs
+        (0 without ``runs``). SPEC section 6."""
+        if self.runs is None:
+            return 0
+        cut = self.runs[:, 3] == 0
+        return int((self.runs[cut, 2] - self.runs[cut, 1]).sum())
 
     # ------------------------------------------------------------------ metrics
     @property
@@ -136,7 +178,7 @@ class Schedule:
 
     def memory_at(self, rounds: Sequence[int] | np.ndarray) -> np.ndarray:
         """Memory ``m(t)`` in tokens at the given rounds (see :func:`memory_at`)."""
-        return memory_at(self.instance.prefill, self.start, self.completion, np.asarray(rounds))
+        return memory_at(*self._intervals(), np.asarray(rounds))
 
     def memory_profile(self) -> tuple[np.ndarray, np.ndarray]:
         """Memory in every round ``1 .. makespan``: ``(rounds, m)``, both shape (makespan,)."""
@@ -145,8 +187,8 @@ class Schedule:
 
     @property
     def peak_memory(self) -> int:
-        """Largest ``m(t)`` over all rounds, in tokens (attained at a completion round)."""
-        return int(self.memory_at(np.unique(self.completion)).max())
+        """Largest ``m(t)`` over all rounds, in tokens (attained at the end of some run)."""
+        return int(self.memory_at(np.unique(self._intervals()[2])).max())
 
     def summary(self) -> dict[str, Any]:
         """Scalar metrics: tel, mean_latency, makespan, peak_memory (rounds, tokens)."""
@@ -163,16 +205,24 @@ class Schedule:
 
         Checks ``p_i >= a_i`` for every request and ``m(C_j) <= M`` at every completion round
         (exact, since ``m`` only grows between completions). Independent of the executor.
+
+        With ``runs`` (SPEC section 6) the memory is that of every run, cut short or not, checked
+        at the end round of every run (exact by the same argument), and the runs must be
+        consistent: each request has exactly one completed run, its last, which starts at
+        ``p_i`` and lasts ``o_i`` rounds; every cut run lasts ``1 .. o_i - 1`` rounds and starts
+        at or after the arrival; the runs of one request do not overlap.
         """
         inst = self.instance
         out: list[str] = []
+        if self.runs is not None:
+            out += self._run_violations(limit)
         early = np.flatnonzero(self.start < inst.arrival)
         for i in early[:limit]:
             out.append(
                 f"request '{inst.ids[i]}' starts at round {self.start[i]} before its arrival "
                 f"{inst.arrival[i]}"
             )
-        rounds = np.unique(self.completion)
+        rounds = np.unique(self._intervals()[2])
         mem = self.memory_at(rounds)
         over = np.flatnonzero(mem > inst.memory)
         for j in over[: max(0, limit - len(out))]:
@@ -180,6 +230,40 @@ class Schedule:
                 f"round {rounds[j]} holds {mem[j]} tokens of KV cache, more than M = {inst.memory}"
             )
         return out
+
+    def _run_violations(self, limit: int) -> list[str]:
+        """Consistency of ``runs`` with the starts and decode lengths (see :meth:`violations`)."""
+        inst = self.instance
+        out: list[str] = []
+        by_req: dict[int, list[tuple[int, int, int]]] = {}
+        for req, p, end, done in self.runs.tolist():
+            if not 0 <= req < inst.n:
+                out.append(f"run of unknown request index {req}")
+                continue
+            by_req.setdefault(req, []).append((p, end, done))
+        for i in range(inst.n):
+            if len(out) >= limit:
+                break
+            rid = inst.ids[i]
+            runs = sorted(by_req.get(i, []))
+            done = [r for r in runs if r[2] == 1]
+            if len(done) != 1 or runs[-1][2] != 1:
+                out.append(f"request '{rid}' needs exactly one completed run, its last")
+                continue
+            p, end, _ = done[0]
+            if p != self.start[i] or end != p + inst.decode[i]:
+                out.append(f"request '{rid}': completed run ({p}, {end}) disagrees with start "
+                           f"{self.start[i]} and decode length {inst.decode[i]}")
+            prev_end = int(inst.arrival[i])
+            for p, end, flag in runs:
+                if p < prev_end:
+                    out.append(f"request '{rid}': run starting at {p} begins before its arrival "
+                               f"or before its previous run ended ({prev_end})")
+                if flag == 0 and not 1 <= end - p <= inst.decode[i] - 1:
+                    out.append(f"request '{rid}': evicted run ({p}, {end}) must last 1 to "
+                               f"o_i - 1 = {inst.decode[i] - 1} rounds")
+                prev_end = end
+        return out[:limit]
 
     @property
     def feasible(self) -> bool:
@@ -224,23 +308,32 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
     """
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8-sig"))
+        data = load_json(p.read_text(encoding="utf-8-sig"), p)
     except FileNotFoundError:
         raise InstanceError(f"{p}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise InstanceError(f"{p}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{p}: cannot read: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
         raise InstanceError(f"{p}: field 'format' must be {SCHEDULE_FORMAT!r}")
+    version = data.get("version", SCHEDULE_VERSION)
+    if version != SCHEDULE_VERSION or isinstance(version, bool):
+        raise InstanceError(f"{p}: field 'version' is {version!r}; this lpsched reads 1")
+    if "instance" in data and data["instance"] != instance.name:
+        raise InstanceError(f"{p}: field 'instance' is {data['instance']!r}, but the instance "
+                            f"given is {instance.name!r}")
     start = data.get("start")
-    if (not isinstance(start, list) or len(start) != instance.n
-            or not all(isinstance(x, int) and not isinstance(x, bool) for x in start)):
+    if not isinstance(start, list) or len(start) != instance.n:
         raise InstanceError(f"{p}: field 'start' must list {instance.n} integers")
-    try:
-        sched = Schedule(instance, np.asarray(start), policy=str(data.get("policy", "")))
-    except (InfeasibleScheduleError, TypeError, ValueError) as exc:
-        raise InstanceError(f"{p}: field 'start': {exc}") from None
+    values = [_int_field(x, str(p), f"request '{instance.ids[i]}'", "start")
+              for i, x in enumerate(start)]
+    for i, v in enumerate(values):
+        if not 0 <= v <= MAX_VALUE:
+            raise InstanceError(f"{p}: request '{instance.ids[i]}': field 'start' must be a "
+                                f"round in [0, 2^40], got {v}")
+    sched = Schedule(instance, np.asarray(values, dtype=np.int64),
+                     policy=str(data.get("policy", "")))
     if "completion" in data and data["completion"] != sched.completion.tolist():
         raise InstanceError(f"{p}: field 'completion' disagrees with start + decode length")
-    if "tel" in data and data["tel"] != sched.tel:
-        raise InstanceError(f"{p}: field 'tel' is {data['tel']}, the starts give {sched.tel}")
+    if "tel" in data and (isinstance(data["tel"], bool) or data["tel"] != sched.tel):
+        raise InstanceError(f"{p}: field 'tel' is {data['tel']!r}, the starts give {sched.tel}")
     return sched

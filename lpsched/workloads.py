@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .instance import Instance, InstanceError, read_trace_csv
+from .instance import MAX_VALUE, Instance, InstanceError, read_trace_csv
 
 __all__ = [
     "LengthTable",
@@ -146,6 +146,9 @@ def parse_mixture(spec: str) -> dict[str, float]:
     ValueError
         Unknown component, non-positive or malformed weight.
     """
+    if not isinstance(spec, str):
+        raise ValueError(f"a workload is a name or 'name:weight,...', got {spec!r}")
+    spec = spec.strip()
     if spec in MIXTURES:
         return dict(MIXTURES[spec])
     parts = [p.strip() for p in spec.split(",") if p.strip()]
@@ -211,9 +214,18 @@ def poisson_arrivals(n: int, rate: float, rng: np.random.Generator) -> np.ndarra
     ValueError
         If ``rate <= 0``.
     """
-    if not rate > 0:
-        raise ValueError(f"arrival rate must be positive, got {rate}")
-    return np.floor(np.cumsum(rng.exponential(1.0 / rate, size=n))).astype(np.int64)
+    if not (rate > 0 and math.isfinite(rate)):
+        raise ValueError(f"arrival rate must be a positive finite number, got {rate}")
+    times = np.floor(np.cumsum(rng.exponential(1.0 / rate, size=n)))
+    if times[-1] > MAX_VALUE:
+        raise ValueError(f"arrival rate {rate} is so low that arrivals pass 2^40 rounds")
+    return times.astype(np.int64)
+
+
+def _check_size(n: Any, memory: Any) -> None:
+    for name, value in (("n", n), ("memory", memory)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
 def _check_fits(s: np.ndarray, o: np.ndarray, memory: int, what: str) -> None:
@@ -265,11 +277,10 @@ def generate(
     InstanceError
         A drawn request has ``s_i + o_i > M`` (nothing is clipped: choose a larger ``M``).
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    _check_size(n, memory)
     rng = np.random.default_rng(seed)
     s, o, _ = sample_lengths(workload, n, rng)
-    label = name or f"{workload}-n{n}-M{memory}-s{seed}"
+    label = f"{workload}-n{n}-M{memory}-s{seed}" if name is None else name
     _check_fits(s, o, memory, f"workload {workload!r}")
     arrival = None if arrival_rate is None else poisson_arrivals(n, arrival_rate, rng)
     weights = parse_mixture(workload)
@@ -309,7 +320,8 @@ def from_traces(
         Share of the requests drawn from each file (default equal). The count from each file
         is fixed, ``round(n * w)``, adjusted so that the counts sum to ``n``.
     seed : int
-        Seed; rows are drawn without replacement when a file has enough rows, then the
+        Seed; rows are drawn without replacement (a file with fewer rows than its share is an
+        error: nothing is repeated silently), then the
         requests of all files are shuffled together (so that request order, which FCFS
         follows, does not group the files).
 
@@ -327,28 +339,34 @@ def from_traces(
     ValueError
         Bad weights.
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    _check_size(n, memory)
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     paths = [os.fspath(p) for p in paths]
+    if not paths:
+        raise ValueError("give at least one trace file")
     w = np.ones(len(paths)) if weights is None else np.asarray(weights, dtype=float)
-    if w.shape != (len(paths),) or not np.all(w > 0):
-        raise ValueError("give one positive weight per trace file")
+    if w.shape != (len(paths),) or not np.all((w > 0) & np.isfinite(w)):
+        raise ValueError(f"give one positive finite weight per trace file ({len(paths)} files)")
     counts = np.floor(n * w / w.sum()).astype(int)
     counts[np.argsort(-(n * w / w.sum() - counts), kind="stable")[: n - counts.sum()]] += 1
     rng = np.random.default_rng(seed)
     s_parts, o_parts, rows = [], [], []
     for path, k in zip(paths, counts.tolist(), strict=True):
-        s, o, _ = read_trace_csv(path)
-        pick = rng.choice(s.size, size=k, replace=k > s.size)
+        s, o, _, line = read_trace_csv(path, with_lines=True)
+        if k > s.size:
+            raise InstanceError(f"{path}: has {s.size} rows, fewer than the {k} requests asked "
+                                "of it (rows are drawn without replacement)")
+        pick = rng.choice(s.size, size=k, replace=False)
         for i in pick.tolist():
             if s[i] + o[i] > memory:
                 raise InstanceError(
-                    f"{path}: line {i + 2}: num_prefill_tokens {int(s[i])} + num_decode_tokens "
-                    f"{int(o[i])} > memory M = {memory}; choose a larger memory M"
+                    f"{path}: line {line[i]}: num_prefill_tokens {int(s[i])} + "
+                    f"num_decode_tokens {int(o[i])} > memory M = {memory}; choose a larger M"
                 )
         s_parts.append(s[pick])
         o_parts.append(o[pick])
-        rows += [[os.path.basename(path), int(i) + 2] for i in pick]
+        rows += [[os.path.basename(path), int(line[i])] for i in pick]
     perm = rng.permutation(n)
     meta: Mapping[str, Any] = {
         "generator": "lpsched.workloads.from_traces",
@@ -359,5 +377,5 @@ def from_traces(
     }
     return Instance.from_arrays(
         np.concatenate(s_parts)[perm], np.concatenate(o_parts)[perm], memory,
-        name=name or f"traces-n{n}-M{memory}-s{seed}", metadata=meta,
+        name=f"traces-n{n}-M{memory}-s{seed}" if name is None else name, metadata=meta,
     )

@@ -84,3 +84,21 @@ def test_policies_lists_the_registry():
     assert r.exit_code == 0
     for name in ("fcfs", "mcsf", "size", "sorted-f"):
         assert name in r.stdout
+
+
+def test_more_bad_input_paths(tmp_path):
+    r = invoke("run", str(tmp_path))  # a directory
+    assert r.exit_code == 1 and "is a directory" in r.stderr
+    good = tmp_path / "g.json"
+    assert invoke("generate", "-n", "5", "--memory", "16492", "-o", str(good)).exit_code == 0
+    r = invoke("schedule", str(good), "--policy", "mcsf", "-o", str(tmp_path / "no" / "x.json"))
+    assert r.exit_code == 1 and "x.json" in r.stderr and "Traceback" not in r.output
+    assert invoke("run", str(good), "--policies", ",").exit_code == 2
+    assert invoke("run", str(good), "--policies", "mcsf+").exit_code == 1
+    assert invoke("generate", "-n", "5", "--memory", "16492", "--arrival-rate", "inf",
+                  "-o", str(good)).exit_code == 2
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps({"memory": 2**39, "requests": [
+        {"id": f"q{i}", "prefill": 0, "decode": 2**38} for i in range(8)]}))
+    r = invoke("run", str(huge))
+    assert r.exit_code == 1 and "too large" in r.stderr

@@ -95,16 +95,21 @@ def test_poisson_arrivals_rate():
 
 def test_from_traces_draws_real_rows(tmp_path):
     f1 = tmp_path / "a.csv"
-    f1.write_text("num_prefill_tokens,num_decode_tokens,x\n10,5,0\n20,6,0\n30,7,0\n")
+    f1.write_text("num_prefill_tokens,num_decode_tokens,x\n" + "10,5,0\n20,6,0\n30,7,0\n" * 3)
     f2 = tmp_path / "b.csv"
-    f2.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,100,50\n")
+    f2.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,100,50\n\n1.0,101,50\n")
     inst = from_traces([f1, f2], 10, 200, weights=[0.8, 0.2], seed=0)
     assert inst.n == 10
     pairs = set(zip(inst.prefill.tolist(), inst.decode.tolist(), strict=True))
-    assert pairs <= {(10, 5), (20, 6), (30, 7), (100, 50)}
-    assert int(np.sum(inst.prefill == 100)) == 2  # 20% of 10 from the second file
-    with pytest.raises(InstanceError, match=r"b\.csv: line 2"):
-        from_traces([f2], 3, 120, seed=0)
+    assert pairs <= {(10, 5), (20, 6), (30, 7), (100, 50), (101, 50)}
+    assert int(np.sum(inst.prefill >= 100)) == 2  # 20% of 10 from the second file
+    files = [row[0] for row in inst.metadata["rows"]]
+    assert [f == "b.csv" for f in files] == (inst.prefill >= 100).tolist()
+    # the blank line 3 is skipped: the second row of b.csv is on line 4
+    with pytest.raises(InstanceError, match=r"b\.csv: line 4"):
+        from_traces([f2], 2, 150, seed=0)
+    with pytest.raises(InstanceError, match="fewer than the 3 requests"):
+        from_traces([f2], 3, 200, seed=0)
 
 
 @needs_traces

@@ -22,6 +22,7 @@ from ..instance import Instance
 from ..schedule import Schedule
 from .baselines import fcfs_order, mcsf_order, size_order
 from .sorted_f import sorted_f_order
+from .sorted_lp import sorted_lp_order
 
 __all__ = ["Policy", "POLICIES", "list_policy", "run_policy", "policy_names", "parse_policy"]
 
@@ -78,8 +79,37 @@ POLICIES: dict[str, Policy] = {
             "Sorted-F: batches minimising F(X) = sum o_i / |X|^2, then continuous batching",
             ("solver", "sample_size", "quantile", "seed"),
         ),
+        list_policy(
+            "sorted-lp",
+            sorted_lp_order,
+            "Sorted-LP: by the LP relaxation's fractional completion time, then o_i",
+            ("horizon", "max_nonzeros"),
+        ),
     )
 }
+
+# Policies with their own executor (eviction, online re-planning): SPEC sections 5 and 6.
+from .amin import amax, amin, sorted_f_amin  # noqa: E402
+from .online import online_fcfs, online_mcsf, online_sorted_f  # noqa: E402
+
+_PHASE1_OPTIONS = ("solver", "sample_size", "quantile", "seed")
+for _p in (
+    Policy("amax", amax, "A_max: MC-SF on the upper bounds u_i of the decode intervals",
+           ("online",)),
+    Policy("amin", amin, "A_min: MC-SF on estimates raised from l_i, evicting on overflow",
+           ("online",)),
+    Policy("sorted-f-amin", sorted_f_amin,
+           "Sorted-F on the A_min estimates, re-planned after evictions",
+           ("online", *_PHASE1_OPTIONS)),
+    Policy("online-fcfs", online_fcfs, "online FCFS over the arrived requests",
+           ("replan_every",)),
+    Policy("online-mcsf", online_mcsf, "online MC-SF: arrived requests by o_i",
+           ("replan_every",)),
+    Policy("online-sorted-f", online_sorted_f,
+           "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
+           ("replan_every", *_PHASE1_OPTIONS)),
+):
+    POLICIES[_p.name] = _p
 
 
 def policy_names() -> list[str]:
@@ -95,8 +125,9 @@ def parse_policy(spec: str) -> tuple[Policy, bool]:
     KeyError
         If the name is not registered (the message lists the registered names).
     """
-    name, _, suffix = spec.strip().partition("+")
-    if suffix not in ("", "backfill") or name not in POLICIES:
+    text = spec.strip() if isinstance(spec, str) else ""
+    name, plus, suffix = text.partition("+")
+    if (plus and suffix != "backfill") or name not in POLICIES:
         raise KeyError(
             f"unknown policy {spec!r}; registered: {', '.join(POLICIES)} "
             "(each also as NAME+backfill)"
