@@ -228,7 +228,10 @@ class _MinTree:
         i >>= 1
         while i:
             a, b = t[2 * i], t[2 * i + 1]
-            t[i] = a if a < b else b
+            m = a if a < b else b
+            if t[i] == m:  # the minimum above does not change either
+                return
+            t[i] = m
             i >>= 1
 
     def find(self, p: int, cap: int) -> int:
