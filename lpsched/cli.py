@@ -16,10 +16,10 @@ import click
 from tabulate import tabulate
 
 from . import __version__
-from .experiments import REPRODUCTIONS
 from .instance import Instance, InstanceError, read_instance, write_instance
 from .policies import POLICIES, parse_policy, run_policy
 from .policies.sorted_f import PHASE1_SOLVERS
+from .reproductions import REPRODUCTIONS, accepts
 from .workloads import WORKLOADS, from_traces, generate
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "default.json"
@@ -189,7 +189,7 @@ def list_policies() -> None:
 
 
 @main.command()
-@click.argument("name", type=click.Choice(sorted(REPRODUCTIONS)))
+@click.argument("name", type=click.Choice(list(REPRODUCTIONS)))
 @click.option("--out", "out_dir", default="results", show_default=True,
               type=click.Path(file_okay=False), help="Folder for the CSV and Markdown files.")
 @click.option("--seeds", default=None, help="Comma-separated seeds (default: the study's).")
@@ -205,9 +205,12 @@ def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None)
         except ValueError:
             raise click.BadParameter(f"expected comma-separated integers, got {seeds!r}",
                                      param_hint="--seeds") from None
+    repro = REPRODUCTIONS[name]
     if trace_dir is not None:
+        if not accepts(repro, "trace_dir"):
+            raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
         opts["trace_dir"] = trace_dir
-    table = REPRODUCTIONS[name].run(out_dir, **opts)
+    table = repro.run(out_dir, **opts)
     click.echo(table)
     click.echo(f"\nwrote {out_dir}/{name}.csv and {out_dir}/{name}.md", err=True)
 

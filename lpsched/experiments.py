@@ -5,7 +5,8 @@ one task, and a CSV file. Each finished row is appended and flushed at once; a r
 file, skips every task whose key is already there and computes only the rest. Tables for the
 README are then built from the CSV (:func:`markdown_table`).
 
-Reproductions registered in :data:`REPRODUCTIONS` are run by ``lpsched reproduce NAME``.
+The headline comparison of the seed paper lives here too; :mod:`lpsched.reproductions` lists every
+reproduction that ``lpsched reproduce NAME`` runs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import csv
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,8 @@ from .instance import Instance
 from .policies import run_policy
 from .workloads import from_traces, generate
 
-__all__ = ["ResultsCSV", "run_sweep", "markdown_table", "Reproduction", "REPRODUCTIONS"]
+__all__ = ["ResultsCSV", "run_sweep", "markdown_table", "policy_comparison", "ratio_table",
+           "headline", "sensitivity"]
 
 
 class ResultsCSV:
@@ -137,16 +138,6 @@ def run_sweep(
 def markdown_table(rows: Sequence[Mapping[str, Any]], headers: Sequence[str]) -> str:
     """A GitHub-flavoured Markdown table of ``rows`` (columns ``headers``)."""
     return tabulate([[r[h] for h in headers] for r in rows], headers=headers, tablefmt="github")
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    """A named paper reproduction: ``run(out_dir, **options)`` writes CSV + Markdown and returns
-    the Markdown text."""
-
-    name: str
-    description: str
-    run: Callable[..., str]
 
 
 # ---------------------------------------------------------------------------------- headline
@@ -322,17 +313,3 @@ def sensitivity(
     table = ratio_table(rows, ("source", "memory"), ratios=HEADLINE_RATIOS[:3])
     (Path(out_dir) / "sensitivity.md").write_text(table + "\n")
     return table
-
-
-REPRODUCTIONS: dict[str, Reproduction] = {
-    "headline": Reproduction(
-        "headline",
-        "mean latency of FCFS, MC-SF, size and Sorted-F on the 80/20 mix (paper section 6)",
-        headline,
-    ),
-    "sensitivity": Reproduction(
-        "sensitivity",
-        "the headline ratios against the conversation workload and the KV-cache budget M",
-        sensitivity,
-    ),
-}

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..instance import Instance
-from .horizon import Horizon, HorizonError, start_windows, tight_horizon
+from .horizon import Horizon, start_windows, tight_horizon
 
 __all__ = [
     "TimeIndexedMatrix",

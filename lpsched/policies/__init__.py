@@ -5,8 +5,8 @@ policy is one function plus one line in :data:`POLICIES`. List policies (those t
 priority list for the executor) are registered through :func:`list_policy`; policies that need
 their own executor (eviction, re-planning) register a schedule-producing function directly.
 
-A name may carry the suffix ``+backfill`` (``"mcsf+backfill"``): the same list, run with
-``backfill=True`` (SPEC section 4).
+A list policy's name may carry the suffix ``+backfill`` (``"mcsf+backfill"``): the same list,
+run with ``backfill=True`` (SPEC section 4).
 """
 
 from __future__ import annotations
@@ -36,17 +36,21 @@ class Policy:
     name : str
         Registry name (``fcfs``, ``mcsf``, ...).
     run : callable
-        ``run(instance, *, backfill=False, **options) -> Schedule``.
+        ``run(instance, **options) -> Schedule``.
     description : str
         One line for ``lpsched policies`` and tables.
     options : tuple of str
-        Keyword options the policy accepts besides ``backfill``.
+        Keyword options the policy accepts (``backfill`` aside).
+    backfill : bool
+        Whether ``NAME+backfill`` exists: ``run`` then takes ``backfill=``. Policies with their
+        own executor run in strict order only.
     """
 
     name: str
     run: Callable[..., Schedule]
     description: str
     options: tuple[str, ...] = ()
+    backfill: bool = False
 
 
 def list_policy(
@@ -64,7 +68,7 @@ def list_policy(
         sched.info.update(order=lst, order_runtime_s=t1 - t0, runtime_s=time.perf_counter() - t0)
         return sched
 
-    return Policy(name, run, description, options)
+    return Policy(name, run, description, options, backfill=True)
 
 
 POLICIES: dict[str, Policy] = {
@@ -130,9 +134,12 @@ def parse_policy(spec: str) -> tuple[Policy, bool]:
     if (plus and suffix != "backfill") or name not in POLICIES:
         raise KeyError(
             f"unknown policy {spec!r}; registered: {', '.join(POLICIES)} "
-            "(each also as NAME+backfill)"
+            "(list policies also as NAME+backfill)"
         )
-    return POLICIES[name], suffix == "backfill"
+    policy = POLICIES[name]
+    if plus and not policy.backfill:
+        raise KeyError(f"policy {name!r} runs in strict order only; '{spec}' does not exist")
+    return policy, bool(plus)
 
 
 def run_policy(instance: Instance, spec: str, **options) -> Schedule:
@@ -159,4 +166,6 @@ def run_policy(instance: Instance, spec: str, **options) -> Schedule:
     """
     policy, backfill = parse_policy(spec)
     opts = {k: v for k, v in options.items() if k in policy.options}
-    return policy.run(instance, backfill=backfill, **opts)
+    if policy.backfill:
+        opts["backfill"] = backfill
+    return policy.run(instance, **opts)
