@@ -7,9 +7,12 @@ Progress bars go to standard error.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -20,7 +23,7 @@ from .instance import Instance, InstanceError, read_instance, write_instance
 from .policies import POLICIES, parse_policy, run_policy
 from .policies.sorted_f import PHASE1_SOLVERS
 from .reproductions import REPRODUCTIONS, accepts
-from .workloads import WORKLOADS, from_traces, generate
+from .workloads import SMALL_WORKLOADS, WORKLOADS, from_traces, generate
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "default.json"
 DEFAULT_SPEC = {"workload": "mix-80-20", "n": 2000, "memory": 16492, "seed": 0}
@@ -53,6 +56,25 @@ def _bad_input(fn):
             sys.exit(1)
 
     return wrapper
+
+
+@contextlib.contextmanager
+def _solver_chatter_to_stderr() -> Iterator[None]:
+    """Send what solvers print on the C-level standard output (HiGHS prints a banner whatever
+    its options) to standard error, so that standard output holds only our table or JSON."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no real file descriptor (e.g. under a test runner)
+        yield
+        return
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _load(path: str | None) -> Instance:
@@ -106,7 +128,8 @@ def run(instance: str | None, policies: str, phase1: str | None, as_json: bool) 
     solver = _phase1_for(inst, phase1)
     results = []
     for name in names:
-        sched = run_policy(inst, name, solver=solver)
+        with _solver_chatter_to_stderr():
+            sched = run_policy(inst, name, solver=solver)
         sched.check()
         results.append({
             "policy": name, "tel": sched.tel, "mean_latency": sched.mean_latency,
@@ -141,7 +164,8 @@ def run(instance: str | None, policies: str, phase1: str | None, as_json: bool) 
 def schedule(instance: str, policy: str, phase1: str | None, output: str | None) -> None:
     """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
     inst = _load(instance)
-    sched = run_policy(inst, policy, solver=_phase1_for(inst, phase1)).check()
+    with _solver_chatter_to_stderr():
+        sched = run_policy(inst, policy, solver=_phase1_for(inst, phase1)).check()
     if output is None:
         click.echo(json.dumps(sched.to_dict()))
     else:
@@ -152,7 +176,8 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
 
 @main.command(name="generate")
 @click.option("--workload", default="mix-80-20", show_default=True,
-              help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...'.")
+              help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...'; or a small "
+                   f"synthetic one for exact solving: {', '.join(SMALL_WORKLOADS)}.")
 @click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Number of requests.")
 @click.option("--memory", type=click.IntRange(min=1), required=True,
               help="KV-cache budget M in tokens.")
@@ -173,12 +198,82 @@ def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, name,
         if arrival_rate is not None:
             raise click.UsageError("--arrival-rate applies to --workload, not to --trace")
         inst = from_traces(traces, n, memory, weights=w, seed=seed, name=name)
+    elif workload in SMALL_WORKLOADS:
+        if weights is not None or arrival_rate is not None:
+            raise click.UsageError(f"--weights and --arrival-rate do not apply to {workload}")
+        inst = SMALL_WORKLOADS[workload](n, seed, memory)
+        if name is not None:
+            inst = inst.replace(name=name)
     else:
         if weights is not None:
             raise click.UsageError("--weights goes with --trace; for workloads write name:weight")
         inst = generate(workload, n, memory, seed=seed, arrival_rate=arrival_rate, name=name)
     write_instance(inst, output)
     click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
+
+
+@main.command()
+@click.argument("instance")
+@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default="highs",
+              show_default=True)
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds.")
+@click.option("--mip-gap", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Relative gap at which to stop (0: prove optimality).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the best schedule found as schedule JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_bad_input
+def exact(instance: str, solver: str, time_limit: float, mip_gap: float, output: str | None,
+          as_json: bool) -> None:
+    """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap."""
+    from .exact import solve_exact
+
+    inst = _load(instance)
+    with _solver_chatter_to_stderr():
+        res = solve_exact(inst, solver=solver, time_limit=time_limit, mip_gap=mip_gap)
+    if output is not None and res.schedule is not None:
+        res.schedule.write(output)
+    click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
+
+
+@main.command()
+@click.argument("instance", required=False)
+@click.option("--method", type=click.Choice(["auto", "lp", "combinatorial", "trivial"]),
+              default="auto", show_default=True,
+              help="auto: the LP relaxation when it is small enough, else combinatorial.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Seconds for the LP.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_bad_input
+def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -> None:
+    """A lower bound on the optimal TEL of INSTANCE (default: the shipped default instance)."""
+    from .bounds import best_bound
+
+    inst = _load(instance)
+    with _solver_chatter_to_stderr():
+        res = best_bound(inst, time_limit, method=method)
+    click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
+
+
+@main.command()
+@click.argument("instance")
+@click.option("--format", "fmt", type=click.Choice(["lp", "mps"]), default="lp",
+              show_default=True)
+@click.option("--relax", is_flag=True, help="Write the LP relaxation instead of the MIP.")
+@click.option("--backend", type=click.Choice(["pyomo", "highs"]), default="pyomo",
+              show_default=True,
+              help="pyomo: named variables x[i,k]; highs: fast for large instances.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@_bad_input
+def export(instance: str, fmt: str, relax: bool, backend: str, output: str) -> None:
+    """Write the time-indexed model of INSTANCE as an LP or MPS file for any solver."""
+    from .exact import export_model
+
+    inst = _load(instance)
+    with _solver_chatter_to_stderr():
+        export_model(inst, output, fmt, relax=relax, backend=backend)
+    click.echo(f"wrote {output}", err=True)
 
 
 @main.command(name="policies")
@@ -210,7 +305,8 @@ def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None)
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
         opts["trace_dir"] = trace_dir
-    table = repro.run(out_dir, **opts)
+    with _solver_chatter_to_stderr():
+        table = repro.run(out_dir, **opts)
     click.echo(table)
     click.echo(f"\nwrote {out_dir}/{name}.csv and {out_dir}/{name}.md", err=True)
 

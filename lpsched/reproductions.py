@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import experiments, reproduce_uncertainty
+from . import experiments, reproduce_gaps, reproduce_uncertainty
 
 __all__ = ["Reproduction", "REPRODUCTIONS", "accepts"]
 
@@ -37,6 +37,9 @@ REPRODUCTIONS: dict[str, Reproduction] = {
                      "mix (arXiv 2508.06133, section 6)", experiments.headline),
         Reproduction("sensitivity", "the headline ratios against the conversation workload and "
                      "the KV-cache budget M", experiments.sensitivity),
+        Reproduction("optimality-gaps", "policies against the proven optimum and the LP bound "
+                     "on small instances (arXiv 2508.06133, section 6)",
+                     reproduce_gaps.optimality_gaps),
         Reproduction("intervals", "TEL against prediction-interval width: amax, amin, "
                      "sorted-f-amin, hindsight sorted-f", reproduce_uncertainty.intervals),
         Reproduction("online-load", "online load sweep: receding-horizon Sorted-F against "

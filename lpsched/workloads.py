@@ -53,6 +53,9 @@ __all__ = [
     "poisson_arrivals",
     "generate",
     "from_traces",
+    "scaled_mix",
+    "uniform_small",
+    "SMALL_WORKLOADS",
 ]
 
 MIXTURES: dict[str, dict[str, float]] = {
@@ -379,3 +382,71 @@ def from_traces(
         np.concatenate(s_parts)[perm], np.concatenate(o_parts)[perm], memory,
         name=f"traces-n{n}-M{memory}-s{seed}" if name is None else name, metadata=meta,
     )
+
+
+def scaled_mix(n: int, seed: int = 0, memory: int = 50) -> Instance:
+    """The 80/20 mix scaled down to exactly solvable sizes (issue 3's benchmark family).
+
+    ``s_i`` uniform in 1..6 with probability 0.8 (conversation-like) or in 15..30 with
+    probability 0.2 (summarization-like), ``o_i`` uniform in 1..12, all arriving at round 0.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    memory : int, default 50
+        KV-cache budget ``M`` in tokens (``>= 42`` so that every request fits).
+
+    Returns
+    -------
+    Instance
+        Named ``mix{n}-s{seed}``. Source: ours (a scaled version of the seed paper's mix).
+    """
+    _check_size(n, memory)
+    rng = np.random.default_rng(seed)
+    long = rng.random(n) < 0.2
+    s = np.where(long, rng.integers(15, 31, n), rng.integers(1, 7, n))
+    o = rng.integers(1, 13, n)
+    _check_fits(s, o, memory, "scaled-mix")
+    return Instance.from_arrays(
+        s, o, memory, name=f"mix{n}-s{seed}",
+        metadata={"generator": "lpsched.workloads.scaled_mix", "n": n, "seed": seed},
+    )
+
+
+def uniform_small(n: int, seed: int = 0, memory: int = 30, prefill: int = 10,
+                  decode: int = 10) -> Instance:
+    """A homogeneous small workload: ``s_i`` uniform in 0..prefill, ``o_i`` in 1..decode.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    memory : int, default 30
+        KV-cache budget ``M`` in tokens (``>= prefill + decode``).
+    prefill, decode : int
+        Largest prefill and decode length (tokens).
+
+    Returns
+    -------
+    Instance
+        Named ``uniform{n}-s{seed}``. Source: ours.
+    """
+    _check_size(n, memory)
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, prefill + 1, n)
+    o = rng.integers(1, decode + 1, n)
+    _check_fits(s, o, memory, "uniform-small")
+    return Instance.from_arrays(
+        s, o, memory, name=f"uniform{n}-s{seed}",
+        metadata={"generator": "lpsched.workloads.uniform_small", "n": n, "seed": seed,
+                  "prefill_max": prefill, "decode_max": decode},
+    )
+
+
+#: Small synthetic workloads for exact solving: name -> generator ``(n, seed, memory)``.
+SMALL_WORKLOADS = {"scaled-mix": scaled_mix, "uniform-small": uniform_small}
