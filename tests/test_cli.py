@@ -102,3 +102,30 @@ def test_more_bad_input_paths(tmp_path):
         {"id": f"q{i}", "prefill": 0, "decode": 2**38} for i in range(8)]}))
     r = invoke("run", str(huge))
     assert r.exit_code == 1 and "too large" in r.stderr
+
+
+EXACT = DEFAULT_INSTANCE.parent / "exact" / "mix10-s1.json"
+
+
+def test_exact_bound_export(tmp_path):
+    r = invoke("exact", str(EXACT), "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert {"status", "objective", "bound", "gap", "runtime_s", "horizon", "solver"} <= set(data)
+    assert data["status"] == "optimal" and data["objective"] == 74 and data["gap"] == 0.0
+    r = invoke("bound", str(EXACT), "--json")
+    data = json.loads(r.stdout)
+    assert data["method"] == "lp" and abs(data["bound"] - 69.541863) < 1e-5
+    r = invoke("bound", "--method", "combinatorial", str(EXACT), "--json")
+    assert json.loads(r.stdout)["bound"] == 66
+    out = tmp_path / "m.lp"
+    r = invoke("export", str(EXACT), "--format", "lp", "-o", str(out))
+    assert r.exit_code == 0
+    text = out.read_text()
+    assert "x(0_0)" in text and "memory(" in text  # Pyomo's symbolic labels for x[0,0]
+
+
+def test_bound_on_the_default_says_which_bound():
+    r = invoke("bound")
+    assert r.exit_code == 0
+    assert "combinatorial" in r.stdout and "LP too large" in r.stdout

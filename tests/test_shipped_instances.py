@@ -1,0 +1,42 @@
+"""Reference values of the shipped instances (instances/): proven optima and lower bounds.
+
+Each file in instances/exact records in its metadata the optimum proven by HiGHS and CP-SAT, the
+LP bound and the combinatorial bound; the catalogue instances/README.md must state the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lpsched.bounds import combinatorial_bound
+from lpsched.exact import SolveStatus, lp_bound, solve_exact
+from lpsched.instance import read_instance
+
+ROOT = Path(__file__).resolve().parents[1] / "instances"
+EXACT = sorted((ROOT / "exact").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", EXACT, ids=lambda p: p.stem)
+def test_exact_instance_reference_values(path):
+    inst = read_instance(path)
+    meta = inst.metadata
+    res = solve_exact(inst, "highs", time_limit=120)
+    assert res.status == SolveStatus.OPTIMAL
+    assert res.objective == meta["optimal_tel"]
+    res.schedule.check()
+    lp = lp_bound(inst)
+    assert lp.bound == pytest.approx(meta["lp_bound"], abs=1e-5)
+    assert lp.bound <= meta["optimal_tel"]
+    assert combinatorial_bound(inst).bound == meta["combinatorial_bound"]
+
+
+def test_catalogue_lists_every_instance_with_its_values():
+    text = (ROOT / "README.md").read_text()
+    for path in EXACT:
+        meta = read_instance(path).metadata
+        row = next((line for line in text.splitlines()
+                    if line.startswith(f"| `{path.stem}` |")), None)
+        assert row is not None, f"{path.stem} missing from instances/README.md"
+        assert f"| {meta['optimal_tel']} |" in row and f"{meta['lp_bound']:.2f}" in row
