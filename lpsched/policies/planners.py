@@ -24,7 +24,7 @@ from bisect import bisect_left, insort
 
 import numpy as np
 
-from .sorted_f import _best_k, resolve_phase1, select_dp, select_swap
+from .sorted_f import QuantileGreedy, resolve_phase1, select_dp, select_swap
 
 __all__ = ["KeyPlanner", "SortedFPlanner"]
 
@@ -111,12 +111,7 @@ class SortedFPlanner:
         self.o = decode
         self.memory = int(memory)
         self.solver = resolve_phase1(solver, len(prefill) if n_ref is None else n_ref)
-        if sample_size < 1:
-            raise ValueError("sample_size must be >= 1")
-        if not 0 < quantile <= 1:
-            raise ValueError("quantile must lie in (0, 1]")
-        self.sample_size = int(sample_size)
-        self.quantile = float(quantile)
+        self.greedy = QuantileGreedy(sample_size, quantile, seed)
         self.seed = seed
         self.waiting: set[int] = set()
         self.rem: list[tuple[int, int]] = []  # waiting, sorted by (decode, index)
@@ -172,25 +167,12 @@ class SortedFPlanner:
 
     def _quantile_batch(self) -> list[int]:
         """One step of :meth:`QuantileGreedy.batches`, on the sorted waiting list (same draws)."""
-        rem, s, memory = self.rem, self.s, self.memory
-        m = len(rem)
-        pick = self.rng.integers(0, m, size=min(self.sample_size, m)).tolist()
-        po = np.fromiter((rem[k][0] for k in pick), dtype=np.int64, count=len(pick))
-        pz = po + np.fromiter((s[rem[k][1]] for k in pick), dtype=np.int64, count=len(pick))
-        theta_o = np.quantile(po, self.quantile)
-        theta_z = np.quantile(pz, self.quantile)
-        w = min(m, 64)
-        while True:
-            ow = np.fromiter((rem[k][0] for k in range(w)), dtype=np.int64, count=w)
-            zw = ow + np.fromiter((s[rem[k][1]] for k in range(w)), dtype=np.int64, count=w)
-            ok = np.flatnonzero((ow <= theta_o) & (zw <= theta_z))
-            cz = np.cumsum(zw[ok])
-            take = int(np.searchsorted(cz, memory, side="right"))
-            if take < ok.size or w == m or ow[-1] > theta_o:
-                break
-            w = min(m, 2 * w)
-        if take == 0:
-            positions = [0]
-        else:
-            positions = ok[:_best_k(np.cumsum(ow[ok[:take]]).tolist())].tolist()
-        return [rem[k][1] for k in positions]
+        rem, s = self.rem, self.s
+
+        def lengths(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            k = positions.tolist()
+            o = np.fromiter((rem[j][0] for j in k), dtype=np.int64, count=len(k))
+            return o, o + np.fromiter((s[rem[j][1]] for j in k), dtype=np.int64, count=len(k))
+
+        positions = self.greedy.step(self.rng, len(rem), lengths, self.memory)
+        return [rem[k][1] for k in positions.tolist()]

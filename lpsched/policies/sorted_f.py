@@ -269,6 +269,48 @@ class QuantileGreedy:
         self.quantile = float(quantile)
         self.seed = seed
 
+    def step(
+        self,
+        rng: np.random.Generator,
+        m: int,
+        lengths: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+        memory: int,
+    ) -> np.ndarray:
+        """One batch from ``m`` remaining requests kept in ``(o, index)`` order.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of the quantile sample.
+        m : int
+            Number of remaining requests, ``>= 1``.
+        lengths : callable
+            ``lengths(positions) -> (o, s + o)`` for positions (ndarray of int) in the sorted
+            remaining sequence (tokens).
+        memory : int
+            KV-cache budget ``M`` (tokens).
+
+        Returns
+        -------
+        ndarray of int64
+            Ascending positions of the batch in the remaining sequence.
+        """
+        po, pz = lengths(rng.integers(0, m, size=min(self.sample_size, m)))
+        theta_o = np.quantile(po, self.quantile)
+        theta_z = np.quantile(pz, self.quantile)
+        w = min(m, 64)
+        while True:
+            ow, zw = lengths(np.arange(w))
+            ok = np.flatnonzero((ow <= theta_o) & (zw <= theta_z))
+            cz = np.cumsum(zw[ok])
+            take = int(np.searchsorted(cz, memory, side="right"))
+            if take < ok.size or w == m or ow[-1] > theta_o:
+                break
+            w = min(m, 2 * w)
+        if take == 0:
+            return np.array([0])
+        return ok[:_best_k(np.cumsum(ow[ok[:take]]).tolist())]
+
     def batches(self, decode: np.ndarray, size: np.ndarray, memory: int) -> list[np.ndarray]:
         """All Phase-1 batches (original positions, each sorted by ``o`` then index)."""
         o = np.asarray(decode, dtype=np.int64)
@@ -276,25 +318,8 @@ class QuantileGreedy:
         rng = np.random.default_rng(self.seed)
         rem = np.lexsort((np.arange(o.size), o))  # remaining, by (o, index)
         out = []
-        q = self.quantile
         while rem.size:
-            m = rem.size
-            pick = rem[rng.integers(0, m, size=min(self.sample_size, m))]
-            theta_o = np.quantile(o[pick], q)
-            theta_z = np.quantile(z[pick], q)
-            w = min(m, 64)
-            while True:
-                ow, zw = o[rem[:w]], z[rem[:w]]
-                ok = np.flatnonzero((ow <= theta_o) & (zw <= theta_z))
-                cz = np.cumsum(zw[ok])
-                take = int(np.searchsorted(cz, memory, side="right"))
-                if take < ok.size or w == m or ow[-1] > theta_o:
-                    break
-                w = min(m, 2 * w)
-            if take == 0:
-                positions = np.array([0])
-            else:
-                positions = ok[:_best_k(np.cumsum(ow[ok[:take]]).tolist())]
+            positions = self.step(rng, rem.size, lambda k, r=rem: (o[r[k]], z[r[k]]), memory)
             out.append(rem[positions])
             rem = np.delete(rem, positions)
         return out
