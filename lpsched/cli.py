@@ -276,6 +276,34 @@ def export(instance: str, fmt: str, relax: bool, backend: str, output: str) -> N
     click.echo(f"wrote {output}", err=True)
 
 
+@main.group()
+def gadget() -> None:
+    """NP-hardness gadgets (SPEC section 8)."""
+
+
+@gadget.command(name="three-partition")
+@click.option("--m", "m", type=click.IntRange(min=1), required=True,
+              help="Number of triples m (3m requests).")
+@click.option("--B", "B", type=click.IntRange(min=1), required=True,
+              help="Target sum B of each triple (M = B + 3 tokens).")
+@click.option("--yes/--no", "yes", default=True, show_default=True,
+              help="A yes-instance (planted triples) or a proven no-instance.")
+@click.option("--distinct", is_flag=True, help="Make the 3m values distinct.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@_bad_input
+def three_partition(m: int, B: int, yes: bool, distinct: bool, seed: int, output: str) -> None:
+    """Write the scheduling instance of a 3-Partition instance: TEL 3m(m+1)/2 is reachable
+    iff the 3-Partition instance is a yes-instance."""
+    from .gadgets import gadget as make_gadget
+    from .gadgets import tel_threshold
+
+    inst = make_gadget(m, B, yes=yes, seed=seed, distinct=distinct)
+    write_instance(inst, output)
+    click.echo(f"wrote {output}: {'yes' if yes else 'no'}-instance, n = {inst.n}, "
+               f"M = {inst.memory}, TEL threshold {tel_threshold(m)}", err=True)
+
+
 @main.command(name="policies")
 def list_policies() -> None:
     """List the registered policies."""
@@ -294,13 +322,15 @@ def list_policies() -> None:
 def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None) -> None:
     """Reproduce a paper table; rows are written as they finish and a rerun resumes."""
     opts = {}
+    repro = REPRODUCTIONS[name]
     if seeds is not None:
+        if not accepts(repro, "seeds"):
+            raise click.UsageError(f"'{name}' has no seeds; drop --seeds")
         try:
             opts["seeds"] = [int(s) for s in seeds.split(",")]
         except ValueError:
             raise click.BadParameter(f"expected comma-separated integers, got {seeds!r}",
                                      param_hint="--seeds") from None
-    repro = REPRODUCTIONS[name]
     if trace_dir is not None:
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import experiments, reproduce_gaps, reproduce_uncertainty
+from . import experiments, ratios, reproduce_gaps, reproduce_uncertainty
 
 __all__ = ["Reproduction", "REPRODUCTIONS", "accepts"]
 
@@ -40,6 +40,11 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         Reproduction("optimality-gaps", "policies against the proven optimum and the LP bound "
                      "on small instances (arXiv 2508.06133, section 6)",
                      reproduce_gaps.optimality_gaps),
+        Reproduction("ratios", "empirical TEL / optimum of every policy on random small "
+                     "instances against the bound 48, and an adversarial search for Sorted-F",
+                     ratios.reproduce_ratios),
+        Reproduction("families", "adversarial families: FCFS, MC-SF and size ratios growing "
+                     "with M while Sorted-F stays at 1", ratios.reproduce_families),
         Reproduction("intervals", "TEL against prediction-interval width: amax, amin, "
                      "sorted-f-amin, hindsight sorted-f", reproduce_uncertainty.intervals),
         Reproduction("online-load", "online load sweep: receding-horizon Sorted-F against "
