@@ -325,7 +325,7 @@ class SearchResult:
     opt: int
     bound: float
     optimal: bool
-    history: list[float] = field(default_factory=list)
+    history: list[float] = field(default_factory=list, repr=False)
     evaluations: int = 0
     runtime_s: float = 0.0
     call: str = ""
