@@ -19,15 +19,17 @@ import click
 from tabulate import tabulate
 
 from . import __version__
+from .exact import LPTooLargeError
 from .instance import Instance, InstanceError, read_instance, write_instance
 from .policies import POLICIES, parse_policy, run_policy
 from .policies.sorted_f import PHASE1_SOLVERS
 from .reproductions import REPRODUCTIONS, accepts
-from .workloads import SMALL_WORKLOADS, WORKLOADS, from_traces, generate
+from .workloads import SMALL_WORKLOADS, WORKLOADS, from_traces, generate, parse_mixture
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "default.json"
 DEFAULT_SPEC = {"workload": "mix-80-20", "n": 2000, "memory": 16492, "seed": 0}
 DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f"
+DEFAULT_ONLINE_POLICIES = "online-fcfs,online-mcsf,online-sorted-f"
 SWAP_UP_TO = 5000
 
 
@@ -108,49 +110,84 @@ def main() -> None:
     """lpsched: batch scheduling of LLM requests under a KV-cache budget (TEL, rounds)."""
 
 
+def _policy_names(text: str, param: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names:
+        raise click.BadParameter("no policy given", param_hint=param)
+    for name in names:
+        try:
+            parse_policy(name)
+        except KeyError as exc:
+            raise click.BadParameter(exc.args[0], param_hint=param) from None
+    return names
+
+
 @main.command()
 @click.argument("instance", required=False)
-@click.option("--policies", default=DEFAULT_POLICIES, show_default=True,
-              help="Comma-separated registry names; NAME+backfill runs NAME with backfill.")
+@click.option("--policies", default=None,
+              help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill "
+                   f"[default: {DEFAULT_POLICIES}; with arrivals {DEFAULT_ONLINE_POLICIES}].")
 @click.option("--phase1", type=click.Choice(PHASE1_SOLVERS), default=None,
               help=f"Sorted-F Phase-1 solver [default: swap up to n = {SWAP_UP_TO} (the paper's "
                    "choice at n = 2000), auto above].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_bad_input
-def run(instance: str | None, policies: str, phase1: str | None, as_json: bool) -> None:
-    """Compare policies on INSTANCE (default: the shipped 80/20 mix, n = 2000)."""
-    names = [p.strip() for p in policies.split(",") if p.strip()]
-    if not names:
-        raise click.UsageError("no policy given to --policies")
-    for name in names:
-        parse_policy(name)
+def run(instance: str | None, policies: str | None, phase1: str | None, as_json: bool) -> None:
+    """Compare policies on INSTANCE (default: the shipped 80/20 mix, n = 2000).
+
+    A policy that cannot run on this instance (the LP of sorted-lp too large) is reported
+    and skipped; the others still run.
+    """
+    if policies is not None:
+        names = _policy_names(policies, "--policies")
     inst = _load(instance)
+    if policies is None:
+        names = (DEFAULT_POLICIES if inst.offline else DEFAULT_ONLINE_POLICIES).split(",")
     solver = _phase1_for(inst, phase1)
-    results = []
+    results, skipped = [], []
     for name in names:
-        with _solver_chatter_to_stderr():
-            sched = run_policy(inst, name, solver=solver)
+        try:
+            with _solver_chatter_to_stderr():
+                sched = run_policy(inst, name, solver=solver)
+        except LPTooLargeError as exc:
+            skipped.append({"policy": name, "error": str(exc)})
+            continue
         sched.check()
         results.append({
             "policy": name, "tel": sched.tel, "mean_latency": sched.mean_latency,
             "makespan": sched.makespan, "peak_memory": sched.peak_memory,
+            "evictions": sched.evictions, "wasted_tokens": sched.wasted_tokens,
             "runtime_s": sched.info["runtime_s"],
         })
-    best = min(r["tel"] for r in results)
+    best = min((r["tel"] for r in results), default=None)
     for r in results:
         r["ratio_to_best"] = r["tel"] / best
     if as_json:
         click.echo(json.dumps({"instance": inst.name, "n": inst.n, "memory": inst.memory,
-                               "phase1": solver, "results": results}))
+                               "phase1": solver, "results": results, "skipped": skipped}))
         return
     click.echo(f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens, "
                f"Sorted-F Phase 1: {solver}")
-    rows = [[r["policy"], r["tel"], f"{r['mean_latency']:.1f}", f"{r['ratio_to_best']:.3f}",
-             f"{r['runtime_s']:.3f}"] for r in results]
-    click.echo(tabulate(rows, headers=["policy", "TEL (rounds)", "mean latency (rounds)",
-                                       "ratio to best", "wall time (s)"],
-                        disable_numparse=True, colalign=("left", "right", "right", "right",
-                                                         "right")))
+    headers = ["policy", "TEL (rounds)", "mean latency (rounds)", "ratio to best",
+               "wall time (s)"]
+    evicting = any(r["evictions"] for r in results)
+    if evicting:
+        headers[4:4] = ["evictions", "wasted tokens"]
+    rows = []
+    for r in results:
+        row = [r["policy"], r["tel"], f"{r['mean_latency']:.1f}", f"{r['ratio_to_best']:.3f}",
+               f"{r['runtime_s']:.3f}"]
+        if evicting:
+            row[4:4] = [r["evictions"], r["wasted_tokens"]]
+        rows.append(row)
+    click.echo(tabulate(rows, headers=headers, disable_numparse=True,
+                        colalign=("left",) + ("right",) * (len(headers) - 1)))
+    for r in skipped:
+        click.echo(f"skipped {r['policy']}: {r['error']}")
+    if not inst.offline and any(parse_policy(n)[0].backfill for n in names):
+        click.echo("note: this instance has arrivals; a strict list policy waits for the head "
+                   "of its list to arrive (SPEC section 4). The online-* policies list only "
+                   "arrived requests (SPEC section 5).")
 
 
 @main.command()
@@ -163,6 +200,7 @@ def run(instance: str | None, policies: str, phase1: str | None, as_json: bool) 
 @_bad_input
 def schedule(instance: str, policy: str, phase1: str | None, output: str | None) -> None:
     """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
+    _policy_names(policy, "--policy")
     inst = _load(instance)
     with _solver_chatter_to_stderr():
         sched = run_policy(inst, policy, solver=_phase1_for(inst, phase1)).check()
@@ -172,6 +210,26 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
         sched.write(output)
         click.echo(f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
                    f"wrote {output}", err=True)
+
+
+def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
+    """Apply ``--intervals``: exact, multiplicative:EPS, bins or none (lpsched.intervals)."""
+    from . import intervals
+
+    kind, _, arg = spec.partition(":")
+    try:
+        if kind == "exact" and not arg:
+            return intervals.exact(inst)
+        if kind == "multiplicative" and arg:
+            return intervals.multiplicative(inst, float(arg), seed=seed)
+        if kind == "bins" and not arg:
+            return intervals.binned(inst)
+        if kind == "none" and not arg:
+            return intervals.no_information(inst)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--intervals") from None
+    raise click.BadParameter(f"{spec!r}; use exact, multiplicative:EPS, bins or none",
+                             param_hint="--intervals")
 
 
 @main.command(name="generate")
@@ -188,26 +246,44 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
               help="Sample real rows from this trace CSV instead (repeatable).")
 @click.option("--weights", default=None,
               help="With several --trace: comma-separated shares, e.g. 0.8,0.2.")
+@click.option("--round-ms", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="With --trace: keep the trace's arrived_at, one round lasting this many ms.")
+@click.option("--intervals", "interval_spec", default=None,
+              help="Add decode-length prediction intervals (for amax, amin, sorted-f-amin): "
+                   "exact, multiplicative:EPS, bins or none.")
 @click.option("--name", default=None, help="Instance name.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @_bad_input
-def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, name, output) -> None:
+def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, round_ms,
+                 interval_spec, name, output) -> None:
     """Write a random instance JSON from a shipped workload or from trace files."""
     if traces:
         w = None if weights is None else _floats(weights, "--weights")
         if arrival_rate is not None:
-            raise click.UsageError("--arrival-rate applies to --workload, not to --trace")
-        inst = from_traces(traces, n, memory, weights=w, seed=seed, name=name)
-    elif workload in SMALL_WORKLOADS:
-        if weights is not None or arrival_rate is not None:
-            raise click.UsageError(f"--weights and --arrival-rate do not apply to {workload}")
-        inst = SMALL_WORKLOADS[workload](n, seed, memory)
-        if name is not None:
-            inst = inst.replace(name=name)
+            raise click.UsageError("--arrival-rate applies to --workload, not to --trace "
+                                   "(use --round-ms to keep the trace's arrivals)")
+        round_s = None if round_ms is None else round_ms / 1000.0
+        inst = from_traces(traces, n, memory, weights=w, seed=seed, round_s=round_s, name=name)
     else:
         if weights is not None:
             raise click.UsageError("--weights goes with --trace; for workloads write name:weight")
-        inst = generate(workload, n, memory, seed=seed, arrival_rate=arrival_rate, name=name)
+        if round_ms is not None:
+            raise click.UsageError("--round-ms goes with --trace")
+        if workload in SMALL_WORKLOADS:
+            if arrival_rate is not None:
+                raise click.UsageError(f"--arrival-rate does not apply to {workload}")
+            inst = SMALL_WORKLOADS[workload](n, seed, memory)
+            if name is not None:
+                inst = inst.replace(name=name)
+        else:
+            try:
+                parse_mixture(workload)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="--workload") from None
+            inst = generate(workload, n, memory, seed=seed, arrival_rate=arrival_rate,
+                            name=name)
+    if interval_spec is not None:
+        inst = _with_intervals(inst, interval_spec, seed)
     write_instance(inst, output)
     click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
 
@@ -308,7 +384,8 @@ def three_partition(m: int, B: int, yes: bool, distinct: bool, seed: int, output
 def list_policies() -> None:
     """List the registered policies."""
     for p in POLICIES.values():
-        click.echo(f"{p.name:14s} {p.description}")
+        width = max(len(name) for name in POLICIES) + 2
+        click.echo(f"{p.name:{width}s}{p.description}")
 
 
 @main.command()
@@ -338,7 +415,8 @@ def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None)
     with _solver_chatter_to_stderr():
         table = repro.run(out_dir, **opts)
     click.echo(table)
-    click.echo(f"\nwrote {out_dir}/{name}.csv and {out_dir}/{name}.md", err=True)
+    written = sorted(p.name for p in Path(out_dir).iterdir())
+    click.echo(f"\nresults in {out_dir}/: {', '.join(written)}", err=True)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import numpy as np
 from tabulate import tabulate
 from tqdm import tqdm
 
-from .instance import Instance
+from .instance import Instance, InstanceError
 from .policies import run_policy
 from .workloads import from_traces, generate
 
@@ -95,6 +95,21 @@ class ResultsCSV:
         self._done.add(self._key(out))
 
 
+def require_trace_files(trace_dir: str | os.PathLike[str], names: Sequence[str]) -> Path:
+    """Check, before a sweep starts, that ``trace_dir`` holds the trace files ``names``.
+
+    Raises
+    ------
+    InstanceError
+        Naming the folder and every missing file.
+    """
+    folder = Path(trace_dir)
+    missing = [name for name in names if not (folder / name).is_file()]
+    if missing:
+        raise InstanceError(f"{folder}: missing trace file(s) {', '.join(missing)}")
+    return folder
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
@@ -160,8 +175,7 @@ def _comparison_instance(source: str, seed: int, n: int, memory: int,
     20% arXiv) from ``trace_dir``."""
     if source != "traces":
         return generate(source, n, memory, seed=seed)
-    if trace_dir is None:
-        raise ValueError("the source 'traces' needs trace_dir (e.g. ../shared/traces)")
+    assert trace_dir is not None  # checked by policy_comparison
     return from_traces([trace_dir / TRACE_FILES["conversation"],
                         trace_dir / TRACE_FILES["summarization"]],
                        n, memory, weights=[0.8, 0.2], seed=seed)
@@ -204,8 +218,12 @@ def policy_comparison(
     list of dict
         All rows of the CSV. Every schedule is checked by the independent feasibility check.
     """
+    tdir = None
+    if "traces" in sources:
+        if trace_dir is None:
+            raise ValueError("the source 'traces' needs trace_dir (e.g. ../shared/traces)")
+        tdir = require_trace_files(trace_dir, list(TRACE_FILES.values()))
     results = ResultsCSV(out_path, COMPARISON_FIELDS, ["source", "memory", "seed", "policy"])
-    tdir = Path(trace_dir) if trace_dir is not None else None
 
     def compute(task: Mapping[str, Any]):
         inst = _comparison_instance(task["source"], task["seed"], n, task["memory"], tdir)
@@ -272,7 +290,9 @@ def headline(
         Requests per instance and KV-cache budget ``M`` (tokens); the paper's 2000 and 16,492.
     trace_dir : path-like, optional
         Folder of the public traces: adds the source ``traces`` (80% Azure conversation rows,
-        20% arXiv rows drawn from the real files) beside ``mix-80-20`` (the shipped tables).
+        20% arXiv rows drawn from the real files ``splitwise_conv.csv`` and
+        ``arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv``) beside ``mix-80-20``
+        (the shipped tables).
     solver : str
         Sorted-F Phase-1 solver (the paper used ``swap`` at n = 2000).
 

@@ -202,8 +202,6 @@ class Instance:
                 ("decode_hi", self.prefill + self.decode_hi > self.memory,
                  f"plus prefill must be <= memory M = {self.memory}"),
             ]
-        checks.append(("decode", self.prefill + self.decode > self.memory,
-                       f"plus prefill must be <= memory M = {self.memory} (no schedule exists)"))
         for name, bad, what in checks:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
@@ -212,6 +210,14 @@ class Instance:
                     f"{where}: request '{ids[i]}': field '{name}' {what}, got {int(value)}"
                     + (f" (prefill {int(self.prefill[i])})" if "prefill" in what else "")
                 )
+        over = np.flatnonzero(self.prefill + self.decode > self.memory)
+        if over.size:
+            i = int(over[0])
+            raise InstanceError(
+                f"{where}: request '{ids[i]}': fields 'prefill' + 'decode' = "
+                f"{int(self.prefill[i])} + {int(self.decode[i])} exceed memory M = {self.memory} "
+                "(no schedule exists)"
+            )
         horizon = int(self.arrival.max()) + int(self.decode.sum())
         if horizon > MAX_VALUE or n * self.memory > 2**62:
             raise InstanceError(

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import intervals as iv
 from .arrivals import nominal_capacity, trace_window
-from .experiments import ResultsCSV, markdown_table, run_sweep
+from .experiments import ResultsCSV, markdown_table, require_trace_files, run_sweep
 from .instance import Instance, read_trace_csv
 from .online_metrics import latency_stats
 from .policies import run_policy
@@ -300,7 +300,7 @@ def online_load(
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tdir = Path(trace_dir) if trace_dir is not None else None
+    tdir = None if trace_dir is None else require_trace_files(trace_dir, [TRACE_FILE])
     sources = ["poisson"] + (["trace"] if tdir is not None else [])
     results = ResultsCSV(out / "online-load.csv", ONLINE_FIELDS,
                          ["source", "load", "seed", "policy"])

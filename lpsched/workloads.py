@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .arrivals import trace_arrival_rounds
 from .instance import MAX_VALUE, Instance, InstanceError, read_trace_csv
 
 __all__ = [
@@ -126,7 +127,8 @@ def length_table(name: str) -> LengthTable:
     """
     tables = _tables()
     if name not in tables:
-        raise KeyError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
+        raise KeyError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (and, for "
+                       "exact solving, scaled-mix and uniform-small, not mixable)")
     return tables[name]
 
 
@@ -307,6 +309,7 @@ def from_traces(
     *,
     weights: Sequence[float] | None = None,
     seed: int = 0,
+    round_s: float | None = None,
     name: str | None = None,
 ) -> Instance:
     """An instance of real trace rows: ``n`` rows drawn from one or more trace CSV files.
@@ -327,12 +330,16 @@ def from_traces(
         error: nothing is repeated silently), then the
         requests of all files are shuffled together (so that request order, which FCFS
         follows, does not group the files).
+    round_s : float, optional
+        Keep the trace's arrivals: every file needs an ``arrived_at`` column (seconds), and
+        request ``i`` arrives at round ``floor((t_i - t_0) / round_s)``, ``t_0`` the earliest
+        drawn time (:func:`lpsched.arrivals.trace_arrival_rounds`). Drawing a subset of rows
+        thins the arrival process. Default: all requests arrive at round 0.
 
     Returns
     -------
     Instance
-        All arriving at round 0; ``metadata["rows"]`` lists ``[file, line]`` of every request,
-        in request order.
+        ``metadata["rows"]`` lists ``[file, line]`` of every request, in request order.
 
     Raises
     ------
@@ -354,9 +361,12 @@ def from_traces(
     counts = np.floor(n * w / w.sum()).astype(int)
     counts[np.argsort(-(n * w / w.sum() - counts), kind="stable")[: n - counts.sum()]] += 1
     rng = np.random.default_rng(seed)
-    s_parts, o_parts, rows = [], [], []
+    s_parts, o_parts, t_parts, rows = [], [], [], []
     for path, k in zip(paths, counts.tolist(), strict=True):
-        s, o, _, line = read_trace_csv(path, with_lines=True)
+        s, o, t, line = read_trace_csv(path, with_lines=True)
+        if round_s is not None and t is None:
+            raise InstanceError(f"{path}: line 1: missing column 'arrived_at' (needed to keep "
+                                "the trace's arrivals)")
         if k > s.size:
             raise InstanceError(f"{path}: has {s.size} rows, fewer than the {k} requests asked "
                                 "of it (rows are drawn without replacement)")
@@ -369,17 +379,23 @@ def from_traces(
                 )
         s_parts.append(s[pick])
         o_parts.append(o[pick])
+        if round_s is not None:
+            t_parts.append(t[pick])
         rows += [[os.path.basename(path), int(line[i])] for i in pick]
     perm = rng.permutation(n)
+    arrival = None
+    if round_s is not None:
+        arrival = trace_arrival_rounds(np.concatenate(t_parts)[perm], round_s)
     meta: Mapping[str, Any] = {
         "generator": "lpsched.workloads.from_traces",
         "traces": [os.path.basename(p) for p in paths],
         "counts": counts.tolist(),
         "seed": seed,
+        "round_s": round_s,
         "rows": [rows[i] for i in perm.tolist()],
     }
     return Instance.from_arrays(
-        np.concatenate(s_parts)[perm], np.concatenate(o_parts)[perm], memory,
+        np.concatenate(s_parts)[perm], np.concatenate(o_parts)[perm], memory, arrival,
         name=f"traces-n{n}-M{memory}-s{seed}" if name is None else name, metadata=meta,
     )
 

@@ -70,8 +70,8 @@ def test_bad_input_exits_1_with_a_named_message(tmp_path):
     assert "Traceback" not in r.output
     r = invoke("run", str(tmp_path / "missing.json"))
     assert r.exit_code == 1 and "no such file" in r.stderr
-    r = invoke("run", "--policies", "nosuch")
-    assert r.exit_code == 1 and "unknown policy" in r.stderr
+    r = invoke("run", "--policies", "nosuch")  # a usage error: exit 2
+    assert r.exit_code == 2 and "unknown policy" in r.stderr
 
 
 def test_usage_errors_exit_2():
@@ -94,7 +94,7 @@ def test_more_bad_input_paths(tmp_path):
     r = invoke("schedule", str(good), "--policy", "mcsf", "-o", str(tmp_path / "no" / "x.json"))
     assert r.exit_code == 1 and "x.json" in r.stderr and "Traceback" not in r.output
     assert invoke("run", str(good), "--policies", ",").exit_code == 2
-    assert invoke("run", str(good), "--policies", "mcsf+").exit_code == 1
+    assert invoke("run", str(good), "--policies", "mcsf+").exit_code == 2
     assert invoke("generate", "-n", "5", "--memory", "16492", "--arrival-rate", "inf",
                   "-o", str(good)).exit_code == 2
     huge = tmp_path / "huge.json"
@@ -129,3 +129,45 @@ def test_bound_on_the_default_says_which_bound():
     r = invoke("bound")
     assert r.exit_code == 0
     assert "combinatorial" in r.stdout and "LP too large" in r.stdout
+
+
+def test_run_skips_what_cannot_run_and_reports_evictions(tmp_path):
+    path = tmp_path / "iv.json"
+    r = invoke("generate", "--workload", "conversation", "-n", "150", "--memory", "16492",
+               "--intervals", "multiplicative:0.5", "-o", str(path))
+    assert r.exit_code == 0, r.output
+    r = invoke("run", str(path), "--policies", "mcsf,amin,sorted-lp", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert [x["policy"] for x in data["results"]] == ["mcsf", "amin"]
+    skipped = data["skipped"][0]
+    assert skipped["policy"] == "sorted-lp" and "non-zeros" in skipped["error"]
+    amin = data["results"][1]
+    assert amin["evictions"] > 0 and amin["wasted_tokens"] > 0
+    r = invoke("generate", "--workload", "code", "-n", "5", "--memory", "16492",
+               "--intervals", "wide", "-o", str(path))
+    assert r.exit_code == 2
+
+
+def test_instances_with_arrivals_default_to_online_policies(tmp_path):
+    path = tmp_path / "a.json"
+    invoke("generate", "--workload", "code", "-n", "40", "--memory", "16492",
+           "--arrival-rate", "0.05", "-o", str(path))
+    data = json.loads(invoke("run", str(path), "--json").stdout)
+    assert [x["policy"] for x in data["results"]] == ["online-fcfs", "online-mcsf",
+                                                      "online-sorted-f"]
+    r = invoke("run", str(path), "--policies", "mcsf")
+    assert "has arrivals" in r.stdout
+
+
+def test_trace_arrivals_in_rounds(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n"
+                     "0.0,10,5\n0.05,20,6\n0.25,30,7\n")
+    out = tmp_path / "i.json"
+    r = invoke("generate", "--trace", str(trace), "-n", "3", "--memory", "100",
+               "--round-ms", "50", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    inst = read_instance(out)
+    by_prefill = dict(zip(inst.prefill.tolist(), inst.arrival.tolist(), strict=True))
+    assert by_prefill == {10: 0, 20: 1, 30: 5}  # floor(t / 0.05 s)
