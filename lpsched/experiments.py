@@ -163,8 +163,8 @@ COMPARISON_FIELDS = ["source", "memory", "seed", "n", "policy", "tel", "mean_lat
 HEADLINE_RATIOS = (("FCFS / Sorted-F", "fcfs", "sorted-f"),
                    ("MC-SF / Sorted-F", "mcsf", "sorted-f"),
                    ("size / Sorted-F", "size", "sorted-f"),
-                   ("FCFS / Sorted-F (backfill)", "fcfs+backfill", "sorted-f+backfill"),
-                   ("MC-SF / Sorted-F (backfill)", "mcsf+backfill", "sorted-f+backfill"))
+                   ("FCFS+backfill / Sorted-F+backfill", "fcfs+backfill", "sorted-f+backfill"),
+                   ("MC-SF+backfill / Sorted-F+backfill", "mcsf+backfill", "sorted-f+backfill"))
 TRACE_FILES = {"conversation": "splitwise_conv.csv",
                "summarization": "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv"}
 
