@@ -10,8 +10,13 @@ Not a test. Prints two tables:
    * ``tight``    horizon min(T1, T2);
    * ``start``    + the best heuristic schedule as MIP start;
    * ``windows``  + start windows ``p_i <= a_i + UB - sum o``;
-   * ``agg``      + one integer column per class of identical requests (the default);
+   * ``agg``      + one integer column per class of identical requests;
+   * ``ls``       + the list local search for the MIP start and ``UB`` (the default);
+   * ``cuts``     + GUB-cover cuts on the memory rows in a cut loop before the MIP;
    * ``cpsat``    the default model solved by OR-Tools CP-SAT instead of HiGHS.
+
+   The ``heur`` column is the TEL of the MIP start (the best list policy, or the local search).
+   After the table, the largest n proven optimal per configuration and seed.
 
 2. ``lp``: the LP relaxation at n = 50 .. 200 -- matrix build + HiGHS versus the Pyomo model,
    build time apart from solve time.
@@ -19,10 +24,10 @@ Not a test. Prints two tables:
 Instances: M = 50 tokens, prefill s_i uniform in 1..6 with probability 0.8 or 15..30 with
 probability 0.2, decode o_i uniform in 1..12, offline (the mix of the seed paper scaled down).
 
-Run (about 20 minutes with the defaults)::
+Run (about 90 minutes with all configurations; about 25 minutes for the two that matter)::
 
     .venv/bin/python benchmarks/bench_exact.py
-    .venv/bin/python benchmarks/bench_exact.py --sizes 10 15 20 --seeds 0 1 --time-limit 60
+    .venv/bin/python benchmarks/bench_exact.py --configs agg ls --lp-sizes
 """
 
 from __future__ import annotations
@@ -37,11 +42,14 @@ from lpsched.formulations.horizon import horizon_t1
 from lpsched.instance import Instance
 
 CONFIGS = {
-    "plain": dict(horizon="T1", warm_start=False, windows=False, aggregate=False),
-    "tight": dict(warm_start=False, windows=False, aggregate=False),
-    "start": dict(warm_start=True, windows=False, aggregate=False),
-    "windows": dict(warm_start=True, windows=True, aggregate=False),
-    "agg": dict(warm_start=True, windows=True, aggregate=True),
+    "plain": dict(horizon="T1", warm_start=False, windows=False, aggregate=False,
+                  local_search=0),
+    "tight": dict(warm_start=False, windows=False, aggregate=False, local_search=0),
+    "start": dict(warm_start=True, windows=False, aggregate=False, local_search=0),
+    "windows": dict(warm_start=True, windows=True, aggregate=False, local_search=0),
+    "agg": dict(warm_start=True, windows=True, aggregate=True, local_search=0),
+    "ls": dict(warm_start=True, windows=True, aggregate=True),
+    "cuts": dict(warm_start=True, windows=True, aggregate=True, cover_cuts=30),
     "cpsat": dict(solver="cpsat", warm_start=True, windows=True, aggregate=True),
 }
 
@@ -62,10 +70,11 @@ def scaled_mix(n: int, seed: int, memory: int = 50) -> Instance:
 
 def run_exact(sizes, seeds, configs, time_limit, threads) -> None:
     print(f"## exact (time limit {time_limit:g} s, threads {threads})\n")
-    head = ("| n | seed | config | status | TEL | bound | gap | T | columns | build s | "
+    head = ("| n | seed | config | status | TEL | heur | bound | gap | T | columns | build s | "
             "solve s |")
     print(head)
-    print("|---" * 11 + "|")
+    print("|---" * 12 + "|")
+    proven: dict[tuple[str, int], int] = {}
     for n in sizes:
         for seed in seeds:
             inst = scaled_mix(n, seed)
@@ -77,8 +86,15 @@ def run_exact(sizes, seeds, configs, time_limit, threads) -> None:
                 res.schedule.check()
                 gap = "-" if res.gap is None else f"{100 * res.gap:.1f}%"
                 print(f"| {n} | {seed} | {name} | {res.status} | {res.objective} | "
+                      f"{res.info.get('heuristic_tel')} | "
                       f"{res.bound:g} | {gap} | {res.horizon} | {res.info.get('columns')} | "
                       f"{res.build_s:.2f} | {res.solve_s:.1f} |", flush=True)
+                if str(res.status) == "optimal":
+                    proven[name, seed] = max(proven.get((name, seed), 0), n)
+    print("\nlargest n proven optimal within the limit (0 = none of the sizes):")
+    for name in configs:
+        print(f"  {name}: " + ", ".join(f"seed {seed}: {proven.get((name, seed), 0)}"
+                                         for seed in seeds))
 
 
 def run_lp(sizes, pyomo_max) -> None:
@@ -102,8 +118,8 @@ def run_lp(sizes, pyomo_max) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10, 15, 20, 30])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[15, 20, 25, 30])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--threads", type=int, default=2)

@@ -1,9 +1,10 @@
 """Exact TEL and LP lower bounds from the time-indexed model (SPEC section 3), reported honestly.
 
 * :func:`solve_exact` -- the MIP with HiGHS (highspy, or Pyomo's ``appsi_highs``) or OR-Tools
-  CP-SAT; the best heuristic schedule is the MIP start. The status says ``optimal`` only when the
-  solver proved it (objective equal to the rounded-up best bound); otherwise the result carries
-  the best bound and the gap.
+  CP-SAT; the best heuristic schedule (list policies, then a local search over priority lists,
+  :func:`~lpsched.formulations.horizon.improve_schedule`) is the MIP start. The status says
+  ``optimal`` only when the solver proved it (objective equal to the rounded-up best bound);
+  otherwise the result carries the best bound and the gap.
 * :func:`lp_bound` / :func:`solve_lp` -- the LP relaxation: a lower bound on the optimal TEL, and
   the fractional solution that Sorted-LP orders by.
 * :func:`export_model` -- the model as an LP or MPS file for any solver.
@@ -27,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from .formulations.horizon import Horizon, HorizonError, tight_horizon
+from .formulations.horizon import (
+    Horizon,
+    HorizonError,
+    best_heuristic,
+    improve_schedule,
+    tight_horizon,
+)
 from .formulations.time_indexed import (
     TimeIndexedMatrix,
     build_model,
@@ -233,8 +240,12 @@ class LPSolution:
 # =========================================================================== helpers
 
 
-def _horizon(instance: Instance, horizon: int | None, windows: bool) -> Horizon:
-    hz = tight_horizon(instance, horizon)
+def _horizon(instance: Instance, horizon: int | None, windows: bool,
+             local_search: int = 0) -> Horizon:
+    sched = best_heuristic(instance)
+    if local_search > 0:
+        sched = improve_schedule(instance, sched, local_search)
+    hz = tight_horizon(instance, horizon, sched)
     if not windows:
         return Horizon(hz.T, hz.T1, hz.T2, hz.upper_bound, None, hz.schedule)
     return hz
@@ -333,6 +344,8 @@ def solve_exact(
     aggregate: bool = True,
     backend: str = "matrix",
     threads: int | None = None,
+    local_search: int = 4000,
+    cover_cuts: int = 0,
     verbose: bool = False,
 ) -> ExactResult:
     """Solve the time-indexed MIP of SPEC section 3: the optimal TEL, or a bound and a gap.
@@ -361,6 +374,15 @@ def solve_exact(
         model solved by ``appsi_highs`` (HiGHS only; ``aggregate`` ignored).
     threads : int, optional
         Solver threads (CP-SAT workers).
+    local_search : int, default 4000
+        Moves of the list local search (:func:`~lpsched.formulations.horizon.improve_schedule`)
+        that improves the best list policy before the solve; 0 = the list policies only. The
+        better schedule is the MIP start, the fallback incumbent and the ``UB`` behind ``T2``
+        and the windows. About 1.5 s at n = 30.
+    cover_cuts : int, default 0
+        Rounds of GUB-cover cuts on the memory rows (:mod:`lpsched.formulations.cuts`) added
+        to the HiGHS model in a cut loop on its LP before the MIP; 0 = none (HiGHS' own cuts
+        only). Matrix backend and HiGHS only.
     verbose : bool
         Solver log on stdout.
 
@@ -389,7 +411,7 @@ def solve_exact(
     if backend == "pyomo" and solver != "highs":
         raise ValueError("the pyomo backend solves with HiGHS only")
     t0 = time.perf_counter()
-    hz = _horizon(instance, horizon, windows)
+    hz = _horizon(instance, horizon, windows, local_search)
     info: dict[str, Any] = {
         "T1": hz.T1, "T2": hz.T2, "heuristic_tel": hz.upper_bound,
         "heuristic": hz.schedule.policy if hz.schedule is not None else None,
@@ -404,19 +426,26 @@ def solve_exact(
         start_x = mat.values_from_starts(hz.schedule.start)
     if solver == "highs":
         return _solve_highs(instance, mat, hz, start_x, time_limit, mip_gap, warm_start,
-                            threads, verbose, t0, info)
+                            threads, verbose, t0, info, cover_cuts)
     return _solve_cpsat(instance, mat, hz, start_x, time_limit, mip_gap, warm_start,
                         threads, verbose, t0, info)
 
 
 def _solve_highs(instance, mat, hz, start_x, time_limit, mip_gap, warm_start, threads,
-                 verbose, t0, info) -> ExactResult:
+                 verbose, t0, info, cover_cuts=0) -> ExactResult:
     import highspy
 
     from .formulations.highs import build_highs
 
     h = build_highs(mat, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
-                    verbose=verbose, start=start_x)
+                    verbose=verbose, start=None if cover_cuts else start_x)
+    if cover_cuts:
+        from .formulations.cuts import add_cover_cuts
+
+        info.update(add_cover_cuts(h, mat, rounds=cover_cuts))
+        if start_x is not None:
+            idx = np.flatnonzero(start_x).astype(np.int32)
+            h.setSolution(int(idx.size), idx, np.asarray(start_x, dtype=np.float64)[idx])
     build_s = time.perf_counter() - t0
     h.run()
     solve_s = time.perf_counter() - t0 - build_s

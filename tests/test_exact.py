@@ -232,7 +232,59 @@ def test_highs_cpsat_and_brute_force_agree(inst):
         assert res.status is SolveStatus.OPTIMAL, (solver, res.info)
         assert res.objective == opt, solver
         assert res.schedule.check().tel == opt
+    cut = solve_exact(inst, cover_cuts=10, local_search=0)
+    assert (cut.status, cut.objective) == (SolveStatus.OPTIMAL, opt), cut.info
     assert lp_bound(inst).bound <= opt + 1e-6
+
+
+# --------------------------------------------------------------------------- local search, cuts
+
+
+def _mix(n: int, seed: int) -> Instance:
+    """The scaled 80/20 mix of benchmarks/bench_exact.py (M = 50)."""
+    rng = np.random.default_rng(seed)
+    long = rng.random(n) < 0.2
+    s = np.where(long, rng.integers(15, 31, n), rng.integers(1, 7, n))
+    return Instance.from_arrays(s, rng.integers(1, 13, n), 50, name=f"mix{n}-s{seed}")
+
+
+def test_local_search_improves_the_list_policies():
+    from lpsched.formulations.horizon import best_heuristic, improve_schedule
+
+    inst = _mix(15, 2)
+    h = best_heuristic(inst)
+    better = improve_schedule(inst, h)
+    assert better.check().tel < h.tel  # 240 -> 227 (the optimum)
+    assert improve_schedule(inst, h).tel == better.tel  # deterministic
+    assert improve_schedule(inst, h, iterations=0) is h
+    res = solve_exact(inst, time_limit=30)
+    assert res.info["heuristic_tel"] == better.tel
+    assert res.status is SolveStatus.OPTIMAL and res.objective == 227
+
+
+@pytest.mark.parametrize("aggregate", [True, False])
+def test_cover_cuts_are_valid(aggregate):
+    """Every GUB-cover cut separated on the LP holds for feasible schedules (the optimum and
+    many list schedules), and the cut loop keeps the reference optima."""
+    from lpsched.executor import execute
+    from lpsched.formulations.cuts import MemoryRows, separate_cover_cuts
+
+    rng = np.random.default_rng(0)
+    for case in REFERENCE[:12]:
+        inst = ref_instance(case)
+        sol = solve_lp(inst, aggregate=aggregate)
+        cuts = separate_cover_cuts(MemoryRows(sol.matrix), sol.x)
+        opt = solve_exact(inst, aggregate=aggregate).schedule
+        scheds = [opt] + [execute(inst, rng.permutation(inst.n), backfill=True)
+                          for _ in range(20)]
+        for sched in scheds:
+            if not sol.matrix.fits(sched.start):
+                continue
+            x = sol.matrix.values_from_starts(sched.start)
+            for cols, rhs in cuts:
+                assert x[cols].sum() <= rhs + 1e-9
+        res = solve_exact(inst, cover_cuts=20, aggregate=aggregate)
+        assert (res.status, res.objective) == (SolveStatus.OPTIMAL, case[5])
 
 
 def test_aggregation_keeps_lp_and_optimum():
