@@ -57,6 +57,7 @@ __all__ = [
     "lp_bound",
     "export_model",
     "LP_MAX_NONZEROS",
+    "PYOMO_MAX_NONZEROS",
     "HorizonError",
 ]
 
@@ -64,6 +65,7 @@ __all__ = [
 SOLVERS = ("highs", "cpsat")
 #: Default size limit of the LP relaxation (constraint-matrix non-zeros), about 0.5 GB.
 LP_MAX_NONZEROS = 20_000_000
+PYOMO_MAX_NONZEROS = 2_000_000
 _EPS = 1e-6
 
 
@@ -201,7 +203,9 @@ class BoundResult:
         """One readable line: method, value, horizon and time (and why, when chosen)."""
         why = f"; {self.info['reason']}" if "reason" in self.info else ""
         hz = "" if self.horizon is None else f" at horizon T = {self.horizon}"
-        return (f"{self.method} lower bound {self.bound:.6g}{hz} "
+        value = (f"{int(self.bound):,}" if float(self.bound).is_integer()
+                 else f"{self.bound:,.6f}")
+        return (f"{self.method} lower bound {value}{hz} "
                 f"({self.runtime_s:.2f} s{why})")
 
 
@@ -238,6 +242,19 @@ class LPSolution:
 
 
 # =========================================================================== helpers
+
+
+def _refuse_if_surely_too_large(instance: Instance, max_nonzeros: int) -> None:
+    """Refuse before any heuristic runs when even the smallest horizon the tight rule could
+    choose gives too large a model: ``T2 >= LB - sum o + max (o + a)`` and the start windows
+    have slack ``>= LB - sum o`` for the combinatorial lower bound ``LB``."""
+    from .bounds import combinatorial_value
+
+    lb = combinatorial_value(instance)
+    total = int(instance.decode.sum())
+    t1 = int(instance.arrival.max()) + total
+    t_lo = min(t1, lb - total + int((instance.decode + instance.arrival).max()))
+    _check_size(instance, t_lo, lb - total, max_nonzeros)
 
 
 def _horizon(instance: Instance, horizon: int | None, windows: bool,
@@ -346,6 +363,7 @@ def solve_exact(
     threads: int | None = None,
     local_search: int = 4000,
     cover_cuts: int = 0,
+    max_nonzeros: int = LP_MAX_NONZEROS,
     verbose: bool = False,
 ) -> ExactResult:
     """Solve the time-indexed MIP of SPEC section 3: the optimal TEL, or a bound and a gap.
@@ -383,6 +401,9 @@ def solve_exact(
         Rounds of GUB-cover cuts on the memory rows (:mod:`lpsched.formulations.cuts`) added
         to the HiGHS model in a cut loop on its LP before the MIP; 0 = none (HiGHS' own cuts
         only). Matrix backend and HiGHS only.
+    max_nonzeros : int, default LP_MAX_NONZEROS
+        Largest model to build; a larger one is refused before any memory is spent on it
+        (checked first with the smallest horizon the tight rule could choose, then exactly).
     verbose : bool
         Solver log on stdout.
 
@@ -396,6 +417,8 @@ def solve_exact(
     ------
     HorizonError
         If ``horizon`` is given and below ``min(T1, T2)`` (or cannot hold any schedule).
+    LPTooLargeError
+        If the model would exceed ``max_nonzeros`` non-zeros.
     ValueError
         Unknown solver or backend.
 
@@ -411,7 +434,9 @@ def solve_exact(
     if backend == "pyomo" and solver != "highs":
         raise ValueError("the pyomo backend solves with HiGHS only")
     t0 = time.perf_counter()
+    _refuse_if_surely_too_large(instance, max_nonzeros)
     hz = _horizon(instance, horizon, windows, local_search)
+    _check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
     info: dict[str, Any] = {
         "T1": hz.T1, "T2": hz.T2, "heuristic_tel": hz.upper_bound,
         "heuristic": hz.schedule.policy if hz.schedule is not None else None,
@@ -457,6 +482,9 @@ def _solve_highs(instance, mat, hz, start_x, time_limit, mip_gap, warm_start, th
     if hinfo.primal_solution_status == 2:  # kSolutionStatusFeasible
         start = mat.starts_from_values(np.asarray(h.getSolution().col_value))
     MS = highspy.HighsModelStatus
+    if st in (MS.kNotset, MS.kLoadError, MS.kModelError, MS.kPresolveError, MS.kSolveError,
+              MS.kPostsolveError, MS.kUnknown):
+        info["error"] = f"HiGHS stopped with status '{info['solver_status']}'"
     return _finish(
         instance, solver="highs", hz=hz, start=start,
         dual=float(hinfo.mip_dual_bound) if st != MS.kInfeasible else None,
@@ -716,15 +744,24 @@ def export_model(
     ------
     ValueError
         Unknown format or backend. :class:`HorizonError` for a too short horizon.
+    LPTooLargeError
+        The model would have more than ``PYOMO_MAX_NONZEROS`` (backend ``pyomo``, which needs
+        about 1 kB of memory per non-zero) or ``LP_MAX_NONZEROS`` (``highs``) non-zeros.
     """
     fmt = format.lower()
     if fmt not in ("lp", "mps"):
         raise ValueError(f"unknown format {format!r}; choose 'lp' or 'mps'")
     p = Path(path)
+    limit = LP_MAX_NONZEROS if backend == "highs" else PYOMO_MAX_NONZEROS
+    _refuse_if_surely_too_large(instance, limit)
     hz = _horizon(instance, horizon, windows=horizon is None)
+    _check_size(instance, hz.T, hz.slack if horizon is None else None, limit)
     if backend == "pyomo":
         m = build_model(instance, hz, relax=relax)
-        m.write(str(p), format=fmt, io_options={"symbolic_solver_labels": True})
+        from pyomo.opt import ProblemFormat
+
+        pformat = ProblemFormat.cpxlp if fmt == "lp" else ProblemFormat.mps
+        m.write(str(p), format=pformat, io_options={"symbolic_solver_labels": True})
     elif backend == "highs":
         from .formulations.highs import build_highs
 

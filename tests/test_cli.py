@@ -171,3 +171,21 @@ def test_trace_arrivals_in_rounds(tmp_path):
     inst = read_instance(out)
     by_prefill = dict(zip(inst.prefill.tolist(), inst.arrival.tolist(), strict=True))
     assert by_prefill == {10: 0, 20: 1, 30: 5}  # floor(t / 0.05 s)
+
+
+def test_exact_and_export_refuse_models_too_large_to_build(tmp_path):
+    for args in (["exact", str(DEFAULT_INSTANCE)],
+                 ["export", str(DEFAULT_INSTANCE), "-o", str(tmp_path / "m.lp")]):
+        r = invoke(*args)
+        assert r.exit_code == 1 and "non-zeros" in r.stderr, args
+    assert not (tmp_path / "m.lp").exists()
+
+
+def test_exact_with_another_thread_count_in_the_same_process():
+    # HiGHS sizes its thread pool at the first solve; a later solve with another size must
+    # still be proven optimal, not silently fall back to the heuristic
+    for threads in (None, 1, 2):
+        from lpsched.exact import SolveStatus, solve_exact
+
+        res = solve_exact(read_instance(EXACT), threads=threads)
+        assert (res.status, res.objective) == (SolveStatus.OPTIMAL, 74)

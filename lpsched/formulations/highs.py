@@ -54,6 +54,9 @@ def build_highs(
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     if threads is not None:
+        # HiGHS keeps one thread pool per process, sized by the first solve; a later solve that
+        # asks for another size fails ("Not Set") unless the pool is reset first.
+        highspy.Highs.resetGlobalScheduler(True)
         h.setOptionValue("threads", int(threads))
     if not relax:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
