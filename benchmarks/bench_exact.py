@@ -35,11 +35,9 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from lpsched.exact import lp_bound, solve_exact
 from lpsched.formulations.horizon import horizon_t1
-from lpsched.instance import Instance
+from lpsched.workloads import scaled_mix
 
 CONFIGS = {
     "plain": dict(horizon="T1", warm_start=False, windows=False, aggregate=False,
@@ -52,20 +50,6 @@ CONFIGS = {
     "cuts": dict(warm_start=True, windows=True, aggregate=True, cover_cuts=30),
     "cpsat": dict(solver="cpsat", warm_start=True, windows=True, aggregate=True),
 }
-
-
-def scaled_mix(n: int, seed: int, memory: int = 50) -> Instance:
-    """The scaled 80/20 mix: ``s_i`` in 1..6 (p = 0.8) or 15..30 (p = 0.2), ``o_i`` in 1..12,
-    ``M = memory`` tokens, all arrivals 0. Deterministic in ``seed``."""
-    rng = np.random.default_rng(seed)
-    long = rng.random(n) < 0.2
-    s = np.where(long, rng.integers(15, 31, n), rng.integers(1, 7, n))
-    o = rng.integers(1, 13, n)
-    return Instance.from_arrays(
-        s, o, memory, name=f"mix{n}-s{seed}",
-        metadata={"source": "benchmarks/bench_exact.py scaled_mix", "n": n, "seed": seed,
-                  "memory": memory},
-    )
 
 
 def run_exact(sizes, seeds, configs, time_limit, threads) -> None:
