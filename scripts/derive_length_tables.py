@@ -31,7 +31,8 @@ SOURCES = {
     ),
     "summarization": (
         "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
-        "arXiv summarization (Cohan et al. 2018), Llama-2 tokenizer, <= 4k tokens (microsoft/vidur)",
+        "arXiv summarization (Cohan et al. 2018), Llama-2 tokenizer, <= 4k tokens "
+        "(microsoft/vidur)",
     ),
     "code": (
         "splitwise_code.csv",
@@ -53,7 +54,7 @@ def conditional_decode(s: np.ndarray, o: np.ndarray) -> list[list[int]]:
     edges = np.linspace(0, s.size, BINS + 1).round().astype(int)
     return [
         np.quantile(o[rank[a:b]], COND_LEVELS, method="inverted_cdf").astype(int).tolist()
-        for a, b in zip(edges[:-1], edges[1:])
+        for a, b in zip(edges[:-1], edges[1:], strict=True)
     ]
 
 
