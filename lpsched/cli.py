@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import sys
 from collections.abc import Iterator
@@ -88,6 +89,13 @@ def _load(path: str | None) -> Instance:
             f"'lpsched generate --trace {path} -n N --memory M -o instance.json'"
         )
     return read_instance(path)
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """Option callback: refuse NaN and infinity (click's FloatRange lets them through)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"must be a finite number, got {value}")
+    return value
 
 
 def _floats(text: str, option: str) -> list[float]:
@@ -241,12 +249,13 @@ def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
               help="KV-cache budget M in tokens.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--arrival-rate", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
+              callback=_finite,
               help="Poisson arrivals, requests per round (default: all at round 0).")
 @click.option("--trace", "traces", multiple=True,
               help="Sample real rows from this trace CSV instead (repeatable).")
 @click.option("--weights", default=None,
               help="With several --trace: comma-separated shares, e.g. 0.8,0.2.")
-@click.option("--round-ms", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--round-ms", type=click.FloatRange(min=0.001), default=None, callback=_finite,
               help="With --trace: keep the trace's arrived_at, one round lasting this many ms.")
 @click.option("--intervals", "interval_spec", default=None,
               help="Add decode-length prediction intervals (for amax, amin, sorted-f-amin): "
@@ -286,6 +295,10 @@ def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, round
         inst = _with_intervals(inst, interval_spec, seed)
     write_instance(inst, output)
     click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
+    capped = inst.metadata.get("intervals", {}).get("capped", 0)
+    if capped:
+        click.echo(f"note: {capped} upper bounds decode_hi were capped at M - prefill "
+                   "(recorded in metadata.intervals.capped)", err=True)
 
 
 @main.command()
@@ -293,9 +306,11 @@ def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, round
 @click.option("--solver", type=click.Choice(["highs", "cpsat"]), default="highs",
               show_default=True)
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Seconds.")
-@click.option("--mip-gap", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="Relative gap at which to stop (0: prove optimality).")
+              show_default=True, callback=_finite,
+              help="Seconds for the solver (the heuristic schedule and the model build come on "
+                   "top; see the reported build and solve times).")
+@click.option("--mip-gap", type=click.FloatRange(min=0, max=1), default=0.0, show_default=True,
+              callback=_finite, help="Relative gap at which to stop (0: prove optimality).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the best schedule found as schedule JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -319,7 +334,7 @@ def exact(instance: str, solver: str, time_limit: float, mip_gap: float, output:
               default="auto", show_default=True,
               help="auto: the LP relaxation when it is small enough, else combinatorial.")
 @click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Seconds for the LP.")
+              show_default=True, callback=_finite, help="Seconds for the LP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_bad_input
 def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -> None:
@@ -327,8 +342,11 @@ def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -
     from .bounds import best_bound
 
     inst = _load(instance)
-    with _solver_chatter_to_stderr():
-        res = best_bound(inst, time_limit, method=method)
+    try:
+        with _solver_chatter_to_stderr():
+            res = best_bound(inst, time_limit, method=method)
+    except RuntimeError as exc:  # the LP was not solved within the time limit
+        raise InstanceError(f"{instance or 'default'}: {exc}") from None
     click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
 
 
@@ -404,10 +422,13 @@ def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None)
         if not accepts(repro, "seeds"):
             raise click.UsageError(f"'{name}' has no seeds; drop --seeds")
         try:
-            opts["seeds"] = [int(s) for s in seeds.split(",")]
+            values = [int(s) for s in seeds.split(",")]
         except ValueError:
-            raise click.BadParameter(f"expected comma-separated integers, got {seeds!r}",
-                                     param_hint="--seeds") from None
+            values = []
+        if not values or min(values) < 0:
+            raise click.BadParameter(f"expected comma-separated integers >= 0, got {seeds!r}",
+                                     param_hint="--seeds")
+        opts["seeds"] = list(dict.fromkeys(values))  # each seed once
     if trace_dir is not None:
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")

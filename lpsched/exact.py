@@ -57,6 +57,7 @@ __all__ = [
     "lp_bound",
     "export_model",
     "LP_MAX_NONZEROS",
+    "MAX_HORIZON",
     "PYOMO_MAX_NONZEROS",
     "HorizonError",
 ]
@@ -65,6 +66,7 @@ __all__ = [
 SOLVERS = ("highs", "cpsat")
 #: Default size limit of the LP relaxation (constraint-matrix non-zeros), about 0.5 GB.
 LP_MAX_NONZEROS = 20_000_000
+MAX_HORIZON = 1_000_000  # rounds, i.e. memory rows of the time-indexed model
 PYOMO_MAX_NONZEROS = 2_000_000
 _EPS = 1e-6
 
@@ -104,7 +106,8 @@ class ExactResult:
         TEL of ``schedule`` (rounds), None if no schedule is known.
     bound : float
         Best proven lower bound on the optimal TEL (rounds): the solver's dual bound rounded
-        up (TEL is an integer), never below the trivial bound ``sum o_i``.
+        up (TEL is an integer), never below the combinatorial bound (SPEC section 7, itself at
+        least ``sum o_i``).
     gap : float or None
         ``(objective - bound) / objective``; 0 when optimal; None without objective.
     runtime_s : float
@@ -269,6 +272,12 @@ def _horizon(instance: Instance, horizon: int | None, windows: bool,
 
 
 def _check_size(instance: Instance, T: int, slack: int | None, max_nonzeros: int) -> None:
+    if T > MAX_HORIZON:
+        raise LPTooLargeError(
+            f"{instance.name}: the time-indexed model needs horizon T = {T:,} rounds (one "
+            f"memory row each), above the limit of {MAX_HORIZON:,}; use the combinatorial "
+            "bound (lpsched.bounds)"
+        )
     cols, nnz = matrix_size(instance, T, slack)
     if nnz > max_nonzeros:
         raise LPTooLargeError(
@@ -279,10 +288,14 @@ def _check_size(instance: Instance, T: int, slack: int | None, max_nonzeros: int
 
 
 def _proven_bound(instance: Instance, dual: float | None) -> float:
-    trivial = float(instance.decode.sum())
+    """The solver's dual bound rounded up (TEL is an integer), never below the combinatorial
+    bound of SPEC section 7 (itself at least ``sum o_i``)."""
+    from .bounds import combinatorial_value
+
+    floor = float(combinatorial_value(instance))
     if dual is None or not math.isfinite(dual):
-        return trivial
-    return max(trivial, float(math.ceil(dual - _EPS)))
+        return floor
+    return max(floor, float(math.ceil(dual - _EPS)))
 
 
 def _finish(
@@ -516,8 +529,8 @@ def _solve_cpsat(instance, mat, hz, start_x, time_limit, mip_gap, warm_start, th
     start = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         start = mat.starts_from_values(np.array([s.value(v) for v in x], dtype=float))
-    timed_out = code in (cp_model.FEASIBLE, cp_model.UNKNOWN) and (
-        time_limit is not None and s.wall_time >= 0.98 * float(time_limit))
+    # CP-SAT answers FEASIBLE or UNKNOWN when it stops unproven, and only a limit stops it
+    timed_out = code in (cp_model.FEASIBLE, cp_model.UNKNOWN) and time_limit is not None
     return _finish(
         instance, solver="cpsat", hz=hz, start=start,
         dual=float(s.best_objective_bound) if code != cp_model.INFEASIBLE else None,

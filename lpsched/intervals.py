@@ -147,7 +147,8 @@ def multiplicative(instance: Instance, eps: float, *, seed: int = 0, centered: b
     o_hat = o * f**u_exp
     # floor/ceil with a guard against rounding noise, then restore containment exactly
     lo = np.maximum(1, np.floor(o_hat / f + 1e-9)).astype(np.int64)
-    hi = np.ceil(o_hat * f - 1e-9).astype(np.int64)
+    # values beyond M are capped (or refused) by with_intervals; clip first so the cast is exact
+    hi = np.ceil(np.minimum(o_hat * f - 1e-9, float(instance.memory) + 1)).astype(np.int64)
     lo = np.minimum(lo, instance.decode)
     hi = np.maximum(hi, instance.decode)
     return with_intervals(instance, lo, hi, kind="multiplicative", cap=cap, eps=eps, seed=seed,

@@ -281,8 +281,9 @@ class Schedule:
 
     # ------------------------------------------------------------------ files
     def to_dict(self) -> dict[str, Any]:
-        """The SPEC section 9 schedule JSON object."""
-        return {
+        """The SPEC section 9 schedule JSON object; with evictions also ``runs`` (rows
+        ``[request, start, end, completed]``), ``evictions`` and ``wasted_tokens``."""
+        out: dict[str, Any] = {
             "format": SCHEDULE_FORMAT,
             "version": SCHEDULE_VERSION,
             "instance": self.instance.name,
@@ -291,20 +292,40 @@ class Schedule:
             "completion": [int(x) for x in self.completion],
             "tel": self.tel,
         }
+        if self.runs is not None:
+            out.update(runs=self.runs.tolist(), evictions=self.evictions,
+                       wasted_tokens=self.wasted_tokens)
+        return out
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the schedule JSON (SPEC section 9) to ``path``."""
         Path(path).write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
 
 
-def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
+def read_schedule(path: str | os.PathLike[str], instance: Instance, *,
+                  check: bool = True) -> Schedule:
     """Read a schedule JSON file written for ``instance``.
+
+    Parameters
+    ----------
+    path : path-like
+        The schedule JSON (SPEC section 9, with the optional ``runs`` of evicting policies).
+    instance : Instance
+        The instance it schedules (its name must match the file's ``instance`` field).
+    check : bool, default True
+        Also refuse a schedule that breaks the model (a start before its arrival, a round
+        over ``M``); False reads it as it is, for inspecting infeasible schedules.
+
+    Returns
+    -------
+    Schedule
 
     Raises
     ------
     InstanceError
         Missing or malformed file, wrong format, or a start list of the wrong length; the
-        completions and TEL in the file must agree with the instance.
+        completions and TEL in the file must agree with the instance; with ``check``, an
+        infeasible schedule (the message says where).
     """
     p = Path(path)
     try:
@@ -330,10 +351,23 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance) -> Schedule:
         if not 0 <= v <= MAX_VALUE:
             raise InstanceError(f"{p}: request '{instance.ids[i]}': field 'start' must be a "
                                 f"round in [0, 2^40], got {v}")
+    runs = data.get("runs")
+    if runs is not None:
+        if not (isinstance(runs, list) and all(
+                isinstance(r, list) and len(r) == 4
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in r)
+                for r in runs)):
+            raise InstanceError(f"{p}: field 'runs' must list [request, start, end, completed] "
+                                "integer rows")
+        runs = np.asarray(runs, dtype=np.int64).reshape(-1, 4)
     sched = Schedule(instance, np.asarray(values, dtype=np.int64),
-                     policy=str(data.get("policy", "")))
+                     policy=str(data.get("policy", "")), runs=runs)
     if "completion" in data and data["completion"] != sched.completion.tolist():
         raise InstanceError(f"{p}: field 'completion' disagrees with start + decode length")
     if "tel" in data and (isinstance(data["tel"], bool) or data["tel"] != sched.tel):
         raise InstanceError(f"{p}: field 'tel' is {data['tel']!r}, the starts give {sched.tel}")
+    if check:
+        bad = sched.violations(limit=3)
+        if bad:
+            raise InstanceError(f"{p}: infeasible schedule: " + "; ".join(bad))
     return sched

@@ -189,3 +189,43 @@ def test_exact_with_another_thread_count_in_the_same_process():
 
         res = solve_exact(read_instance(EXACT), threads=threads)
         assert (res.status, res.objective) == (SolveStatus.OPTIMAL, 74)
+
+
+def test_schedule_file_keeps_eviction_runs_and_refuses_infeasible(tmp_path):
+    path = tmp_path / "iv.json"
+    invoke("generate", "--workload", "conversation", "-n", "150", "--memory", "16492",
+           "--intervals", "multiplicative:0.5", "-o", str(path))
+    out = tmp_path / "s.json"
+    assert invoke("schedule", str(path), "--policy", "amin", "-o", str(out)).exit_code == 0
+    inst = read_instance(path)
+    sched = read_schedule(out, inst)
+    doc = json.loads(out.read_text())
+    assert sched.evictions == doc["evictions"] > 0 and len(doc["runs"]) == inst.n + sched.evictions
+    bad = dict(doc, start=[0] * inst.n, completion=(inst.decode).tolist(),
+               tel=int(inst.decode.sum()))
+    bad.pop("runs")
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    import pytest
+
+    from lpsched.instance import InstanceError
+
+    with pytest.raises(InstanceError, match="infeasible schedule: round"):
+        read_schedule(tmp_path / "bad.json", inst)
+    assert read_schedule(tmp_path / "bad.json", inst, check=False).tel == inst.decode.sum()
+
+
+def test_exact_guards_and_bounds(tmp_path):
+    far = tmp_path / "far.json"
+    far.write_text(json.dumps({"memory": 20, "requests": [
+        {"id": "a", "prefill": 3, "decode": 4}, {"id": "b", "prefill": 3, "decode": 4,
+                                                 "arrival": 10**9}]}))
+    for args in (["exact", str(far)], ["bound", str(far), "--method", "lp"]):
+        r = invoke(*args)
+        assert r.exit_code == 1 and "horizon" in r.stderr, args
+    big_m = tmp_path / "bigm.json"  # dp's tables would need n * M cells: the heuristic uses swap
+    big_m.write_text(json.dumps({"memory": 10**7, "requests": [
+        {"id": f"q{i}", "prefill": 1, "decode": 1 + i % 3} for i in range(6)]}))
+    data = json.loads(invoke("exact", str(big_m), "--json").stdout)
+    assert data["status"] == "optimal" and data["objective"] == 12
+    assert invoke("exact", str(EXACT), "--time-limit", "nan").exit_code == 2
+    assert invoke("exact", str(EXACT), "--mip-gap", "5").exit_code == 2

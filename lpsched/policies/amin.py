@@ -39,8 +39,8 @@ def _intervals(instance: Instance, who: str) -> tuple[list[int], list[int]]:
     if not instance.has_intervals:
         raise ValueError(
             f"{who} needs prediction intervals (decode_lo, decode_hi) on instance "
-            f"{instance.name!r}; add them with lpsched.intervals (exact, multiplicative, binned, "
-            "no_information)")
+            f"{instance.name!r}; add them with 'lpsched generate ... --intervals' or "
+            "lpsched.intervals (exact, multiplicative, binned, no_information)")
     return instance.decode_lo.tolist(), instance.decode_hi.tolist()
 
 
