@@ -28,6 +28,7 @@ def test_exact_instance_reference_values(path):
     res.schedule.check()
     lp = lp_bound(inst)
     assert lp.bound == pytest.approx(meta["lp_bound"], abs=1e-5)
+    assert lp.horizon == meta["lp_horizon"]
     assert lp.bound <= meta["optimal_tel"]
     assert combinatorial_bound(inst).bound == meta["combinatorial_bound"]
 
