@@ -35,7 +35,7 @@ import numpy as np
 
 from .experiments import ResultsCSV, markdown_table, run_sweep
 from .instance import Instance, write_instance
-from .policies import POLICIES, run_policy
+from .policies import parse_policy, run_policy
 from .workloads import sample_lengths
 
 __all__ = [
@@ -188,10 +188,6 @@ class OptimumCache:
 
 
 # ========================================================================================= sweep
-def _available(policies: Sequence[str]) -> list[str]:
-    return [p for p in policies if p.partition("+")[0] in POLICIES]
-
-
 def ratio_sweep(
     out_path: str | os.PathLike[str],
     *,
@@ -238,7 +234,9 @@ def ratio_sweep(
     """
     from .exact import lp_bound
 
-    pols = _available(policies)
+    pols = list(policies)
+    for p in pols:
+        parse_policy(p)  # an unknown name fails here, before any solve
     results = ResultsCSV(out_path, RATIO_FIELDS, ["workload", "n", "memory", "seed", "policy"])
     cache = OptimumCache(solver, time_limit)
 
@@ -417,8 +415,10 @@ def adversarial_search(
 
     Raises
     ------
+    KeyError
+        Unknown policy (the message lists the registered ones).
     ValueError
-        Unknown policy or workload, ``n < 1``, ``steps < 0`` or ``restarts < 1``.
+        Unknown workload, ``n < 1``, ``steps < 0`` or ``restarts < 1``.
 
     Notes
     -----
@@ -427,8 +427,7 @@ def adversarial_search(
     the registry (Sorted-F with its exact ``dp`` Phase 1 at these sizes), the optimum from
     :func:`lpsched.exact.solve_exact`. Source: ours.
     """
-    if policy.partition("+")[0] not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}")
+    parse_policy(policy)  # KeyError naming the registered policies
     if steps < 0 or restarts < 1:
         raise ValueError("steps must be >= 0 and restarts >= 1")
     t0 = time.perf_counter()
@@ -721,7 +720,7 @@ def reproduce_ratios(
     rows = ratio_sweep(out / "ratios.csv", workloads=workloads, sizes=sizes,
                        memories=memories, seeds=seeds, policies=policies, solver=solver,
                        time_limit=time_limit, progress=progress)
-    parts = [f"TEL(policy) / OPT on {len(rows) // max(1, len(_available(policies)))} small "
+    parts = [f"TEL(policy) / OPT on {len(rows) // max(1, len(policies))} small "
              f"instances (proven bound for Sorted-F: {SORTED_F_BOUND}):\n",
              ratio_summary(rows)]
     if search_restarts > 0:

@@ -120,7 +120,7 @@ def test_adversarial_search_small():
 
 
 def test_adversarial_search_errors():
-    with pytest.raises(ValueError):
+    with pytest.raises(KeyError, match="unknown policy"):
         adversarial_search("nope", steps=1)
     with pytest.raises(ValueError):
         adversarial_search(restarts=0)
