@@ -312,16 +312,26 @@ class QuantileGreedy:
         return ok[:_best_k(np.cumsum(ow[ok[:take]]).tolist())]
 
     def batches(self, decode: np.ndarray, size: np.ndarray, memory: int) -> list[np.ndarray]:
-        """All Phase-1 batches (original positions, each sorted by ``o`` then index)."""
+        """All Phase-1 batches (original positions, each sorted by ``o`` then index).
+
+        The remaining requests are ``order[head:]`` in ``(o, index)`` order. A batch takes
+        positions from the front window only, so it is removed by moving the window's kept
+        requests up against the rest and advancing ``head``: O(window) per batch instead of
+        the O(remaining) of a delete, which made 10^6 requests quadratic (ours)."""
         o = np.asarray(decode, dtype=np.int64)
         z = np.asarray(size, dtype=np.int64)
         rng = np.random.default_rng(self.seed)
-        rem = np.lexsort((np.arange(o.size), o))  # remaining, by (o, index)
+        order = np.lexsort((np.arange(o.size), o))
+        head = 0
         out = []
-        while rem.size:
-            positions = self.step(rng, rem.size, lambda k, r=rem: (o[r[k]], z[r[k]]), memory)
-            out.append(rem[positions])
-            rem = np.delete(rem, positions)
+        while head < order.size:
+            positions = self.step(rng, order.size - head,
+                                  lambda k, h=head: (o[order[h + k]], z[order[h + k]]), memory)
+            out.append(order[head + positions])
+            end = head + int(positions[-1]) + 1
+            kept = np.delete(order[head:end], positions)
+            order[end - kept.size:end] = kept
+            head = end - kept.size
         return out
 
 
