@@ -21,6 +21,12 @@ Not a test. Prints two tables:
 2. ``lp``: the LP relaxation at n = 50 .. 200 -- matrix build + HiGHS versus the Pyomo model,
    build time apart from solve time.
 
+3. ``split`` (``--split-sizes``): where the gap between the LP and the best schedule lives.
+   After the default solve, the model with windows from its best TEL is solved with
+   integrality on one group of columns only -- the long requests (``s_i >= 15``), then the
+   short ones -- and with the long requests fixed at their starts in the best schedule (LP
+   and MIP), each with the time limit.
+
 Instances: M = 50 tokens, prefill s_i uniform in 1..6 with probability 0.8 or 15..30 with
 probability 0.2, decode o_i uniform in 1..12, offline (the mix of the seed paper scaled down).
 
@@ -100,6 +106,62 @@ def run_lp(sizes, pyomo_max) -> None:
         print(row, flush=True)
 
 
+def _restricted(mat, integer, closed, time_limit, threads):
+    """Solve ``mat`` with integrality on the columns where ``integer`` is True and the columns
+    where ``closed`` is True fixed at 0: ``(bound, seconds, proven)``."""
+    import highspy
+    import numpy as np
+
+    from lpsched.formulations.highs import build_highs
+
+    h = build_highs(mat, time_limit=time_limit, threads=threads)
+    free = np.flatnonzero(~integer).astype(np.int32)
+    h.changeColsIntegrality(int(free.size), free,
+                            np.full(free.size, highspy.HighsVarType.kContinuous))
+    shut = np.flatnonzero(closed).astype(np.int32)
+    h.changeColsBounds(int(shut.size), shut, np.zeros(shut.size), np.zeros(shut.size))
+    t0 = time.perf_counter()
+    h.run()
+    info = h.getInfo()
+    bound = info.mip_dual_bound if integer.any() else info.objective_function_value
+    return bound, time.perf_counter() - t0, h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
+def run_split(sizes, seeds, time_limit, threads) -> None:
+    import numpy as np
+
+    from lpsched.formulations.horizon import tight_horizon
+    from lpsched.formulations.time_indexed import time_indexed_matrix
+
+    print(f"\n## where the gap lives (time limit {time_limit:g} s per solve)\n")
+    print("| n | seed | LP | long integer | short integer | MIP bound | best TEL | "
+          "long fixed: LP | long fixed: MIP bound |")
+    print("|---" * 9 + "|")
+
+    def cell(res):
+        bound, secs, proven = res
+        return f"{bound:.1f} ({secs:.0f} s{'' if proven else ', limit'})"
+
+    for n in sizes:
+        for seed in seeds:
+            inst = scaled_mix(n, seed)
+            full = solve_exact(inst, time_limit=time_limit, threads=threads)
+            # windows from the best TEL found: every optimal schedule lies inside them
+            mat = time_indexed_matrix(inst, tight_horizon(inst, schedule=full.schedule))
+            long_col = inst.prefill[mat.col_unit] >= 15
+            none = np.zeros(mat.ncol, dtype=bool)
+            lp = _restricted(mat, none, none, time_limit, threads)[0]
+            long_int = _restricted(mat, long_col, none, time_limit, threads)
+            short_int = _restricted(mat, ~long_col, none, time_limit, threads)
+            # the long requests fixed at their starts in the best schedule found
+            off = long_col & (mat.col_start != full.schedule.start[mat.col_unit])
+            fixed_lp = _restricted(mat, none, off, time_limit, threads)
+            fixed_mip = _restricted(mat, ~none, off, time_limit, threads)
+            print(f"| {n} | {seed} | {lp:.1f} | {cell(long_int)} | {cell(short_int)} | "
+                  f"{full.bound:g} | {full.objective} | {fixed_lp[0]:.1f} | "
+                  f"{cell(fixed_mip)} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[15, 20, 25, 30])
@@ -110,12 +172,16 @@ def main() -> None:
     ap.add_argument("--lp-sizes", type=int, nargs="*", default=[50, 100, 200])
     ap.add_argument("--pyomo-max", type=int, default=200, help="largest n built with Pyomo")
     ap.add_argument("--skip-exact", action="store_true")
+    ap.add_argument("--split-sizes", type=int, nargs="*", default=[],
+                    help="sizes for the gap-split table (none by default)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     if not args.skip_exact:
         run_exact(args.sizes, args.seeds, args.configs, args.time_limit, args.threads)
     if args.lp_sizes:
         run_lp(args.lp_sizes, args.pyomo_max)
+    if args.split_sizes:
+        run_split(args.split_sizes, args.seeds, args.time_limit, args.threads)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 
