@@ -317,7 +317,8 @@ class QuantileGreedy:
         The remaining requests are ``order[head:]`` in ``(o, index)`` order. A batch takes
         positions from the front window only, so it is removed by moving the window's kept
         requests up against the rest and advancing ``head``: O(window) per batch instead of
-        the O(remaining) of a delete, which made 10^6 requests quadratic (ours)."""
+        the O(remaining) of a delete (ours). The windows themselves still re-read requests
+        skipped as outliers in earlier batches (``benchmarks/bench_executor.py``)."""
         o = np.asarray(decode, dtype=np.int64)
         z = np.asarray(size, dtype=np.int64)
         rng = np.random.default_rng(self.seed)
