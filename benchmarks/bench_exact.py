@@ -46,8 +46,7 @@ from lpsched.formulations.horizon import horizon_t1
 from lpsched.workloads import scaled_mix
 
 CONFIGS = {
-    "plain": dict(horizon="T1", warm_start=False, windows=False, aggregate=False,
-                  local_search=0),
+    "plain": dict(horizon="T1", warm_start=False, windows=False, aggregate=False, local_search=0),
     "tight": dict(warm_start=False, windows=False, aggregate=False, local_search=0),
     "start": dict(warm_start=True, windows=False, aggregate=False, local_search=0),
     "windows": dict(warm_start=True, windows=True, aggregate=False, local_search=0),
@@ -60,8 +59,10 @@ CONFIGS = {
 
 def run_exact(sizes, seeds, configs, time_limit, threads) -> None:
     print(f"## exact (time limit {time_limit:g} s, threads {threads})\n")
-    head = ("| n | seed | config | status | TEL | heur | bound | gap | T | columns | build s | "
-            "solve s |")
+    head = (
+        "| n | seed | config | status | TEL | heur | bound | gap | T | columns | build s | "
+        "solve s |"
+    )
     print(head)
     print("|---" * 12 + "|")
     proven: dict[tuple[str, int], int] = {}
@@ -75,32 +76,43 @@ def run_exact(sizes, seeds, configs, time_limit, threads) -> None:
                 res = solve_exact(inst, time_limit=time_limit, threads=threads, **cfg)
                 res.schedule.check()
                 gap = "-" if res.gap is None else f"{100 * res.gap:.1f}%"
-                print(f"| {n} | {seed} | {name} | {res.status} | {res.objective} | "
-                      f"{res.info.get('heuristic_tel')} | "
-                      f"{res.bound:g} | {gap} | {res.horizon} | {res.info.get('columns')} | "
-                      f"{res.build_s:.2f} | {res.solve_s:.1f} |", flush=True)
+                print(
+                    f"| {n} | {seed} | {name} | {res.status} | {res.objective} | "
+                    f"{res.info.get('heuristic_tel')} | "
+                    f"{res.bound:g} | {gap} | {res.horizon} | {res.info.get('columns')} | "
+                    f"{res.build_s:.2f} | {res.solve_s:.1f} |",
+                    flush=True,
+                )
                 if str(res.status) == "optimal":
                     proven[name, seed] = max(proven.get((name, seed), 0), n)
     print("\nlargest n proven optimal within the limit (0 = none of the sizes):")
     for name in configs:
-        print(f"  {name}: " + ", ".join(f"seed {seed}: {proven.get((name, seed), 0)}"
-                                         for seed in seeds))
+        print(
+            f"  {name}: "
+            + ", ".join(f"seed {seed}: {proven.get((name, seed), 0)}" for seed in seeds)
+        )
 
 
 def run_lp(sizes, pyomo_max) -> None:
     print("\n## LP relaxation (tight horizon, windows)\n")
-    print("| n | T | columns | non-zeros | LP value | matrix build s | HiGHS s | "
-          "Pyomo build s | Pyomo solve s | same value |")
+    print(
+        "| n | T | columns | non-zeros | LP value | matrix build s | HiGHS s | "
+        "Pyomo build s | Pyomo solve s | same value |"
+    )
     print("|---" * 10 + "|")
     for n in sizes:
         inst = scaled_mix(n, 0)
         r = lp_bound(inst)
-        row = (f"| {n} | {r.horizon} | {r.info['columns']} | {r.info['nonzeros']} | "
-               f"{r.bound:.4f} | {r.info['build_s']:.2f} | {r.info['solve_s']:.2f} |")
+        row = (
+            f"| {n} | {r.horizon} | {r.info['columns']} | {r.info['nonzeros']} | "
+            f"{r.bound:.4f} | {r.info['build_s']:.2f} | {r.info['solve_s']:.2f} |"
+        )
         if n <= pyomo_max:
             p = lp_bound(inst, backend="pyomo")
-            row += (f" {p.info['build_s']:.1f} | {p.info['solve_s']:.1f} | "
-                    f"{abs(p.bound - r.bound) <= 1e-6 * max(1.0, r.bound)} |")
+            row += (
+                f" {p.info['build_s']:.1f} | {p.info['solve_s']:.1f} | "
+                f"{abs(p.bound - r.bound) <= 1e-6 * max(1.0, r.bound)} |"
+            )
         else:
             row += " - | - | - |"
         print(row, flush=True)
@@ -116,8 +128,9 @@ def _restricted(mat, integer, closed, time_limit, threads):
 
     h = build_highs(mat, time_limit=time_limit, threads=threads)
     free = np.flatnonzero(~integer).astype(np.int32)
-    h.changeColsIntegrality(int(free.size), free,
-                            np.full(free.size, highspy.HighsVarType.kContinuous))
+    h.changeColsIntegrality(
+        int(free.size), free, np.full(free.size, highspy.HighsVarType.kContinuous)
+    )
     shut = np.flatnonzero(closed).astype(np.int32)
     h.changeColsBounds(int(shut.size), shut, np.zeros(shut.size), np.zeros(shut.size))
     t0 = time.perf_counter()
@@ -134,8 +147,10 @@ def run_split(sizes, seeds, time_limit, threads) -> None:
     from lpsched.formulations.time_indexed import time_indexed_matrix
 
     print(f"\n## where the gap lives (time limit {time_limit:g} s per solve)\n")
-    print("| n | seed | LP | long integer | short integer | MIP bound | best TEL | "
-          "long fixed: LP | long fixed: MIP bound |")
+    print(
+        "| n | seed | LP | long integer | short integer | MIP bound | best TEL | "
+        "long fixed: LP | long fixed: MIP bound |"
+    )
     print("|---" * 9 + "|")
 
     def cell(res):
@@ -157,9 +172,12 @@ def run_split(sizes, seeds, time_limit, threads) -> None:
             off = long_col & (mat.col_start != full.schedule.start[mat.col_unit])
             fixed_lp = _restricted(mat, none, off, time_limit, threads)
             fixed_mip = _restricted(mat, ~none, off, time_limit, threads)
-            print(f"| {n} | {seed} | {lp:.1f} | {cell(long_int)} | {cell(short_int)} | "
-                  f"{full.bound:g} | {full.objective} | {fixed_lp[0]:.1f} | "
-                  f"{cell(fixed_mip)} |", flush=True)
+            print(
+                f"| {n} | {seed} | {lp:.1f} | {cell(long_int)} | {cell(short_int)} | "
+                f"{full.bound:g} | {full.objective} | {fixed_lp[0]:.1f} | "
+                f"{cell(fixed_mip)} |",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -172,8 +190,13 @@ def main() -> None:
     ap.add_argument("--lp-sizes", type=int, nargs="*", default=[50, 100, 200])
     ap.add_argument("--pyomo-max", type=int, default=200, help="largest n built with Pyomo")
     ap.add_argument("--skip-exact", action="store_true")
-    ap.add_argument("--split-sizes", type=int, nargs="*", default=[],
-                    help="sizes for the gap-split table (none by default)")
+    ap.add_argument(
+        "--split-sizes",
+        type=int,
+        nargs="*",
+        default=[],
+        help="sizes for the gap-split table (none by default)",
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
     if not args.skip_exact:

@@ -31,8 +31,10 @@ def main() -> None:
     ap.add_argument("--sorted-f-max-n", type=int, default=100_000)
     ap.add_argument("--backfill-sizes", type=int, nargs="*", default=[2000, 8000, 32000])
     args = ap.parse_args()
-    print(f"{'n':>9} {'mcsf+exec s':>12} {'check s':>9} {'total s':>9} "
-          f"{'us/(n log2 n)':>14} {'sorted-f quantile s':>20}")
+    print(
+        f"{'n':>9} {'mcsf+exec s':>12} {'check s':>9} {'total s':>9} "
+        f"{'us/(n log2 n)':>14} {'sorted-f quantile s':>20}"
+    )
     n = 1000
     while n <= args.max_n:
         inst = generate("conversation", n, args.memory, seed=0)
@@ -47,8 +49,10 @@ def main() -> None:
             run_policy(inst, "sorted-f", solver="quantile").check()
             sf = f"{time.perf_counter() - t3:.2f}"
         per = (t2 - t0) / (n * math.log2(n)) * 1e6
-        print(f"{n:>9} {t1 - t0:>12.2f} {t2 - t1:>9.2f} {t2 - t0:>9.2f} {per:>14.3f} {sf:>20}",
-              flush=True)
+        print(
+            f"{n:>9} {t1 - t0:>12.2f} {t2 - t1:>9.2f} {t2 - t0:>9.2f} {per:>14.3f} {sf:>20}",
+            flush=True,
+        )
         n *= 10
     if args.backfill_sizes:
         print(f"\n{'n':>9} {'mcsf+backfill s':>16} {'fcfs+backfill s':>16}")

@@ -32,8 +32,9 @@ def main() -> None:
     base = generate("conversation", args.n, args.memory, seed=0)
     cap = nominal_capacity(base.prefill, base.decode, args.memory)
     print(f"n = {args.n}, M = {args.memory}, nominal capacity {cap:.4f} requests/round")
-    print(f"{'load':>5} {'policy':>16} {'wall s':>8} {'replans':>8} {'mean lat':>10} "
-          f"{'p99 lat':>10}")
+    print(
+        f"{'load':>5} {'policy':>16} {'wall s':>8} {'replans':>8} {'mean lat':>10} {'p99 lat':>10}"
+    )
     for load in args.loads:
         inst = generate("conversation", args.n, args.memory, seed=0, arrival_rate=load * cap)
         for policy in ("online-fcfs", "online-mcsf", "online-sorted-f"):
@@ -42,8 +43,11 @@ def main() -> None:
             wall = time.perf_counter() - t0
             sched.check()
             st = latency_stats(sched)
-            print(f"{load:>5g} {policy:>16} {wall:>8.2f} {sched.info.get('replans', '-')!s:>8} "
-                  f"{st['mean_latency']:>10.0f} {st['p99_latency']:>10.0f}", flush=True)
+            print(
+                f"{load:>5g} {policy:>16} {wall:>8.2f} {sched.info.get('replans', '-')!s:>8} "
+                f"{st['mean_latency']:>10.0f} {st['p99_latency']:>10.0f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -45,15 +45,21 @@ def main() -> None:
             best = o[select_dp(o, z, memory)]
             f_dp = best.sum() / best.size**2
             for h in ratios:
-                pick = (select_swap(o, z, memory) if h == "swap"
-                        else QuantileGreedy().batches(o, z, memory)[0])
+                pick = (
+                    select_swap(o, z, memory)
+                    if h == "swap"
+                    else QuantileGreedy().batches(o, z, memory)[0]
+                )
                 x = o[pick]
                 ratios[h].append(x.sum() / x.size**2 / f_dp)
         for h, r in ratios.items():
             r = np.asarray(r)
             q = np.quantile(r, [0.5, 0.9, 0.99])
-            print(f"| {name} | {h} | {r.mean():.4f} | {q[0]:.4f} | {q[1]:.4f} | {q[2]:.4f} | "
-                  f"{r.max():.4f} | {np.mean(np.isclose(r, 1.0)):.0%} |", flush=True)
+            print(
+                f"| {name} | {h} | {r.mean():.4f} | {q[0]:.4f} | {q[1]:.4f} | {q[2]:.4f} | "
+                f"{r.max():.4f} | {np.mean(np.isclose(r, 1.0)):.0%} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

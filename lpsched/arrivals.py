@@ -74,9 +74,16 @@ def nominal_capacity(prefill: np.ndarray, decode: np.ndarray, memory: int) -> fl
     return memory / float(np.mean(o * s + o * (o + 1) / 2))
 
 
-def trace_window(path: str | os.PathLike[str], n: int, memory: int, *, offset: int = 0,
-                 rate: float | None = None, round_s: float | None = None,
-                 name: str | None = None) -> Instance:
+def trace_window(
+    path: str | os.PathLike[str],
+    n: int,
+    memory: int,
+    *,
+    offset: int = 0,
+    rate: float | None = None,
+    round_s: float | None = None,
+    name: str | None = None,
+) -> Instance:
     """``n`` consecutive trace rows with their own arrival times, converted to rounds.
 
     Parameters
@@ -115,22 +122,31 @@ def trace_window(path: str | os.PathLike[str], n: int, memory: int, *, offset: i
     if t is None:
         raise InstanceError(f"{path}: no 'arrived_at' column")
     if offset < 0 or n < 2 or offset + n > s.size:
-        raise InstanceError(f"{path}: rows {offset}..{offset + n - 1} requested, "
-                            f"file has {s.size}")
+        raise InstanceError(f"{path}: rows {offset}..{offset + n - 1} requested, file has {s.size}")
     sl = slice(offset, offset + n)
     s, o, t = s[sl], o[sl], t[sl]
     over = np.flatnonzero(s + o > memory)
     if over.size:
         i = int(over[0])
-        raise InstanceError(f"{path}: line {offset + i + 2}: num_prefill_tokens + "
-                            f"num_decode_tokens = {int(s[i] + o[i])} > memory M = {memory}")
+        raise InstanceError(
+            f"{path}: line {offset + i + 2}: num_prefill_tokens + "
+            f"num_decode_tokens = {int(s[i] + o[i])} > memory M = {memory}"
+        )
     if round_s is None:
         span = float(t.max() - t.min())
         round_s = rate * span / (n - 1)
     arrival = trace_arrival_rounds(t, round_s)
     return Instance.from_arrays(
-        s, o, memory, arrival,
+        s,
+        o,
+        memory,
+        arrival,
         name=name or f"{os.path.basename(os.fspath(path))}-o{offset}-n{n}",
-        metadata={"generator": "lpsched.arrivals.trace_window",
-                  "trace": os.path.basename(os.fspath(path)), "offset": offset,
-                  "round_s": round_s, "rows": [offset + 2, offset + n + 1]})
+        metadata={
+            "generator": "lpsched.arrivals.trace_window",
+            "trace": os.path.basename(os.fspath(path)),
+            "offset": offset,
+            "round_s": round_s,
+            "rows": [offset + 2, offset + n + 1],
+        },
+    )

@@ -17,8 +17,13 @@ from .formulations.horizon import horizon_t1
 from .formulations.time_indexed import matrix_size
 from .instance import Instance
 
-__all__ = ["trivial_bound", "combinatorial_bound", "combinatorial_value", "best_bound",
-           "BOUND_METHODS"]
+__all__ = [
+    "trivial_bound",
+    "combinatorial_bound",
+    "combinatorial_value",
+    "best_bound",
+    "BOUND_METHODS",
+]
 
 #: Methods of ``lpsched bound --method``.
 BOUND_METHODS = ("lp", "combinatorial", "trivial", "auto")
@@ -78,8 +83,13 @@ def combinatorial_bound(instance: Instance) -> BoundResult:
     """
     t0 = time.perf_counter()
     value = combinatorial_value(instance)
-    return BoundResult("combinatorial", float(value), time.perf_counter() - t0, None,
-                       info={"offline": instance.offline})
+    return BoundResult(
+        "combinatorial",
+        float(value),
+        time.perf_counter() - t0,
+        None,
+        info={"offline": instance.offline},
+    )
 
 
 def best_bound(
@@ -139,8 +149,9 @@ def best_bound(
             reason = f"LP not solved in {time_limit:g} s ({exc})"
         else:
             if lp.bound >= comb.bound:
-                lp.info.update(reason=f"LP solved in {lp.runtime_s:.2f} s",
-                               combinatorial=comb.bound)
+                lp.info.update(
+                    reason=f"LP solved in {lp.runtime_s:.2f} s", combinatorial=comb.bound
+                )
                 lp.runtime_s = time.perf_counter() - t0
                 return lp
             reason = f"combinatorial {comb.bound:g} above the LP value {lp.bound:g}"

@@ -102,8 +102,9 @@ def _floats(text: str, option: str) -> list[float]:
     try:
         return [float(x) for x in text.split(",")]
     except ValueError:
-        raise click.BadParameter(f"expected comma-separated numbers, got {text!r}",
-                                 param_hint=option) from None
+        raise click.BadParameter(
+            f"expected comma-separated numbers, got {text!r}", param_hint=option
+        ) from None
 
 
 def _phase1_for(instance: Instance, phase1: str | None) -> str:
@@ -132,12 +133,19 @@ def _policy_names(text: str, param: str) -> list[str]:
 
 @main.command()
 @click.argument("instance", required=False)
-@click.option("--policies", default=None,
-              help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill "
-                   f"[default: {DEFAULT_POLICIES}; with arrivals {DEFAULT_ONLINE_POLICIES}].")
-@click.option("--phase1", type=click.Choice(PHASE1_SOLVERS), default=None,
-              help=f"Sorted-F Phase-1 solver [default: swap up to n = {SWAP_UP_TO} (the paper's "
-                   "choice at n = 2000), auto above].")
+@click.option(
+    "--policies",
+    default=None,
+    help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill "
+    f"[default: {DEFAULT_POLICIES}; with arrivals {DEFAULT_ONLINE_POLICIES}].",
+)
+@click.option(
+    "--phase1",
+    type=click.Choice(PHASE1_SOLVERS),
+    default=None,
+    help=f"Sorted-F Phase-1 solver [default: swap up to n = {SWAP_UP_TO} (the paper's "
+    "choice at n = 2000), auto above].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_bad_input
 def run(instance: str | None, policies: str | None, phase1: str | None, as_json: bool) -> None:
@@ -161,50 +169,89 @@ def run(instance: str | None, policies: str | None, phase1: str | None, as_json:
             skipped.append({"policy": name, "error": str(exc)})
             continue
         sched.check()
-        results.append({
-            "policy": name, "tel": sched.tel, "mean_latency": sched.mean_latency,
-            "makespan": sched.makespan, "peak_memory": sched.peak_memory,
-            "evictions": sched.evictions, "wasted_tokens": sched.wasted_tokens,
-            "runtime_s": sched.info["runtime_s"],
-        })
+        results.append(
+            {
+                "policy": name,
+                "tel": sched.tel,
+                "mean_latency": sched.mean_latency,
+                "makespan": sched.makespan,
+                "peak_memory": sched.peak_memory,
+                "evictions": sched.evictions,
+                "wasted_tokens": sched.wasted_tokens,
+                "runtime_s": sched.info["runtime_s"],
+            }
+        )
     best = min((r["tel"] for r in results), default=None)
     for r in results:
         r["ratio_to_best"] = r["tel"] / best
     if as_json:
-        click.echo(json.dumps({"instance": inst.name, "n": inst.n, "memory": inst.memory,
-                               "phase1": solver, "results": results, "skipped": skipped}))
+        click.echo(
+            json.dumps(
+                {
+                    "instance": inst.name,
+                    "n": inst.n,
+                    "memory": inst.memory,
+                    "phase1": solver,
+                    "results": results,
+                    "skipped": skipped,
+                }
+            )
+        )
         return
-    click.echo(f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens, "
-               f"Sorted-F Phase 1: {solver}")
-    headers = ["policy", "TEL (rounds)", "mean latency (rounds)", "ratio to best",
-               "wall time (s)"]
+    click.echo(
+        f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens, "
+        f"Sorted-F Phase 1: {solver}"
+    )
+    headers = ["policy", "TEL (rounds)", "mean latency (rounds)", "ratio to best", "wall time (s)"]
     evicting = any(r["evictions"] for r in results)
     if evicting:
         headers[4:4] = ["evictions", "wasted tokens"]
     rows = []
     for r in results:
-        row = [r["policy"], r["tel"], f"{r['mean_latency']:.1f}", f"{r['ratio_to_best']:.3f}",
-               f"{r['runtime_s']:.3f}"]
+        row = [
+            r["policy"],
+            r["tel"],
+            f"{r['mean_latency']:.1f}",
+            f"{r['ratio_to_best']:.3f}",
+            f"{r['runtime_s']:.3f}",
+        ]
         if evicting:
             row[4:4] = [r["evictions"], r["wasted_tokens"]]
         rows.append(row)
-    click.echo(tabulate(rows, headers=headers, disable_numparse=True,
-                        colalign=("left",) + ("right",) * (len(headers) - 1)))
+    click.echo(
+        tabulate(
+            rows,
+            headers=headers,
+            disable_numparse=True,
+            colalign=("left",) + ("right",) * (len(headers) - 1),
+        )
+    )
     for r in skipped:
         click.echo(f"skipped {r['policy']}: {r['error']}")
     if not inst.offline and any(parse_policy(n)[0].backfill for n in names):
-        click.echo("note: this instance has arrivals; a strict list policy waits for the head "
-                   "of its list to arrive (SPEC section 4). The online-* policies list only "
-                   "arrived requests (SPEC section 5).")
+        click.echo(
+            "note: this instance has arrivals; a strict list policy waits for the head "
+            "of its list to arrive (SPEC section 4). The online-* policies list only "
+            "arrived requests (SPEC section 5)."
+        )
 
 
 @main.command()
 @click.argument("instance")
 @click.option("--policy", required=True, help="Registry name (NAME+backfill allowed).")
-@click.option("--phase1", type=click.Choice(PHASE1_SOLVERS), default=None,
-              help="Sorted-F Phase-1 solver (default as for 'run').")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the schedule JSON here (default: standard output).")
+@click.option(
+    "--phase1",
+    type=click.Choice(PHASE1_SOLVERS),
+    default=None,
+    help="Sorted-F Phase-1 solver (default as for 'run').",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the schedule JSON here (default: standard output).",
+)
 @_bad_input
 def schedule(instance: str, policy: str, phase1: str | None, output: str | None) -> None:
     """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
@@ -216,8 +263,11 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
         click.echo(json.dumps(sched.to_dict()))
     else:
         sched.write(output)
-        click.echo(f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
-                   f"wrote {output}", err=True)
+        click.echo(
+            f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
+            f"wrote {output}",
+            err=True,
+        )
 
 
 def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
@@ -236,41 +286,68 @@ def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
             return intervals.no_information(inst)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--intervals") from None
-    raise click.BadParameter(f"{spec!r}; use exact, multiplicative:EPS, bins or none",
-                             param_hint="--intervals")
+    raise click.BadParameter(
+        f"{spec!r}; use exact, multiplicative:EPS, bins or none", param_hint="--intervals"
+    )
 
 
 @main.command(name="generate")
-@click.option("--workload", default="mix-80-20", show_default=True,
-              help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...'; or a small "
-                   f"synthetic one for exact solving: {', '.join(SMALL_WORKLOADS)}.")
+@click.option(
+    "--workload",
+    default="mix-80-20",
+    show_default=True,
+    help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...'; or a small "
+    f"synthetic one for exact solving: {', '.join(SMALL_WORKLOADS)}.",
+)
 @click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Number of requests.")
-@click.option("--memory", type=click.IntRange(min=1), required=True,
-              help="KV-cache budget M in tokens.")
+@click.option(
+    "--memory", type=click.IntRange(min=1), required=True, help="KV-cache budget M in tokens."
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--arrival-rate", type=click.FloatRange(min=0, min_open=True, max=1e9), default=None,
-              callback=_finite,
-              help="Poisson arrivals, requests per round (default: all at round 0).")
-@click.option("--trace", "traces", multiple=True,
-              help="Sample real rows from this trace CSV instead (repeatable).")
-@click.option("--weights", default=None,
-              help="With several --trace: comma-separated shares, e.g. 0.8,0.2.")
-@click.option("--round-ms", type=click.FloatRange(min=0.001), default=None, callback=_finite,
-              help="With --trace: keep the trace's arrived_at, one round lasting this many ms.")
-@click.option("--intervals", "interval_spec", default=None,
-              help="Add decode-length prediction intervals (for amax, amin, sorted-f-amin): "
-                   "exact, multiplicative:EPS, bins or none.")
+@click.option(
+    "--arrival-rate",
+    type=click.FloatRange(min=0, min_open=True, max=1e9),
+    default=None,
+    callback=_finite,
+    help="Poisson arrivals, requests per round (default: all at round 0).",
+)
+@click.option(
+    "--trace",
+    "traces",
+    multiple=True,
+    help="Sample real rows from this trace CSV instead (repeatable).",
+)
+@click.option(
+    "--weights", default=None, help="With several --trace: comma-separated shares, e.g. 0.8,0.2."
+)
+@click.option(
+    "--round-ms",
+    type=click.FloatRange(min=0.001),
+    default=None,
+    callback=_finite,
+    help="With --trace: keep the trace's arrived_at, one round lasting this many ms.",
+)
+@click.option(
+    "--intervals",
+    "interval_spec",
+    default=None,
+    help="Add decode-length prediction intervals (for amax, amin, sorted-f-amin): "
+    "exact, multiplicative:EPS, bins or none.",
+)
 @click.option("--name", default=None, help="Instance name.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @_bad_input
-def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, round_ms,
-                 interval_spec, name, output) -> None:
+def generate_cmd(
+    workload, n, memory, seed, arrival_rate, traces, weights, round_ms, interval_spec, name, output
+) -> None:
     """Write a random instance JSON from a shipped workload or from trace files."""
     if traces:
         w = None if weights is None else _floats(weights, "--weights")
         if arrival_rate is not None:
-            raise click.UsageError("--arrival-rate applies to --workload, not to --trace "
-                                   "(use --round-ms to keep the trace's arrivals)")
+            raise click.UsageError(
+                "--arrival-rate applies to --workload, not to --trace "
+                "(use --round-ms to keep the trace's arrivals)"
+            )
         round_s = None if round_ms is None else round_ms / 1000.0
         inst = from_traces(traces, n, memory, weights=w, seed=seed, round_s=round_s, name=name)
     else:
@@ -289,34 +366,52 @@ def generate_cmd(workload, n, memory, seed, arrival_rate, traces, weights, round
                 parse_mixture(workload)
             except ValueError as exc:
                 raise click.BadParameter(str(exc), param_hint="--workload") from None
-            inst = generate(workload, n, memory, seed=seed, arrival_rate=arrival_rate,
-                            name=name)
+            inst = generate(workload, n, memory, seed=seed, arrival_rate=arrival_rate, name=name)
     if interval_spec is not None:
         inst = _with_intervals(inst, interval_spec, seed)
     write_instance(inst, output)
     click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
     capped = inst.metadata.get("intervals", {}).get("capped", 0)
     if capped:
-        click.echo(f"note: {capped} upper bounds decode_hi were capped at M - prefill "
-                   "(recorded in metadata.intervals.capped)", err=True)
+        click.echo(
+            f"note: {capped} upper bounds decode_hi were capped at M - prefill "
+            "(recorded in metadata.intervals.capped)",
+            err=True,
+        )
 
 
 @main.command()
 @click.argument("instance")
-@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default="highs",
-              show_default=True)
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, callback=_finite,
-              help="Seconds for the solver (the heuristic schedule and the model build come on "
-                   "top; see the reported build and solve times).")
-@click.option("--mip-gap", type=click.FloatRange(min=0, max=1), default=0.0, show_default=True,
-              callback=_finite, help="Relative gap at which to stop (0: prove optimality).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the best schedule found as schedule JSON.")
+@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default="highs", show_default=True)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    callback=_finite,
+    help="Seconds for the solver (the heuristic schedule and the model build come on "
+    "top; see the reported build and solve times).",
+)
+@click.option(
+    "--mip-gap",
+    type=click.FloatRange(min=0, max=1),
+    default=0.0,
+    show_default=True,
+    callback=_finite,
+    help="Relative gap at which to stop (0: prove optimality).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the best schedule found as schedule JSON.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_bad_input
-def exact(instance: str, solver: str, time_limit: float, mip_gap: float, output: str | None,
-          as_json: bool) -> None:
+def exact(
+    instance: str, solver: str, time_limit: float, mip_gap: float, output: str | None, as_json: bool
+) -> None:
     """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap."""
     from .exact import solve_exact
 
@@ -330,11 +425,21 @@ def exact(instance: str, solver: str, time_limit: float, mip_gap: float, output:
 
 @main.command()
 @click.argument("instance", required=False)
-@click.option("--method", type=click.Choice(["auto", "lp", "combinatorial", "trivial"]),
-              default="auto", show_default=True,
-              help="auto: the LP relaxation when it is small enough, else combinatorial.")
-@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, callback=_finite, help="Seconds for the LP.")
+@click.option(
+    "--method",
+    type=click.Choice(["auto", "lp", "combinatorial", "trivial"]),
+    default="auto",
+    show_default=True,
+    help="auto: the LP relaxation when it is small enough, else combinatorial.",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    callback=_finite,
+    help="Seconds for the LP.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_bad_input
 def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -> None:
@@ -352,12 +457,15 @@ def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -
 
 @main.command()
 @click.argument("instance")
-@click.option("--format", "fmt", type=click.Choice(["lp", "mps"]), default="lp",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["lp", "mps"]), default="lp", show_default=True)
 @click.option("--relax", is_flag=True, help="Write the LP relaxation instead of the MIP.")
-@click.option("--backend", type=click.Choice(["pyomo", "highs"]), default="pyomo",
-              show_default=True,
-              help="pyomo: named variables x[i,k]; highs: fast for large instances.")
+@click.option(
+    "--backend",
+    type=click.Choice(["pyomo", "highs"]),
+    default="pyomo",
+    show_default=True,
+    help="pyomo: named variables x[i,k]; highs: fast for large instances.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @_bad_input
 def export(instance: str, fmt: str, relax: bool, backend: str, output: str) -> None:
@@ -376,12 +484,23 @@ def gadget() -> None:
 
 
 @gadget.command(name="three-partition")
-@click.option("--m", "m", type=click.IntRange(min=1), required=True,
-              help="Number of triples m (3m requests).")
-@click.option("--B", "B", type=click.IntRange(min=1), required=True,
-              help="Target sum B of each triple (M = B + 3 tokens).")
-@click.option("--yes/--no", "yes", default=True, show_default=True,
-              help="A yes-instance (planted triples) or a proven no-instance.")
+@click.option(
+    "--m", "m", type=click.IntRange(min=1), required=True, help="Number of triples m (3m requests)."
+)
+@click.option(
+    "--B",
+    "B",
+    type=click.IntRange(min=1),
+    required=True,
+    help="Target sum B of each triple (M = B + 3 tokens).",
+)
+@click.option(
+    "--yes/--no",
+    "yes",
+    default=True,
+    show_default=True,
+    help="A yes-instance (planted triples) or a proven no-instance.",
+)
 @click.option("--distinct", is_flag=True, help="Make the 3m values distinct.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
@@ -394,8 +513,11 @@ def three_partition(m: int, B: int, yes: bool, distinct: bool, seed: int, output
 
     inst = make_gadget(m, B, yes=yes, seed=seed, distinct=distinct)
     write_instance(inst, output)
-    click.echo(f"wrote {output}: {'yes' if yes else 'no'}-instance, n = {inst.n}, "
-               f"M = {inst.memory}, TEL threshold {tel_threshold(m)}", err=True)
+    click.echo(
+        f"wrote {output}: {'yes' if yes else 'no'}-instance, n = {inst.n}, "
+        f"M = {inst.memory}, TEL threshold {tel_threshold(m)}",
+        err=True,
+    )
 
 
 @main.command(name="policies")
@@ -408,11 +530,21 @@ def list_policies() -> None:
 
 @main.command()
 @click.argument("name", type=click.Choice(list(REPRODUCTIONS)))
-@click.option("--out", "out_dir", default="results", show_default=True,
-              type=click.Path(file_okay=False), help="Folder for the CSV and Markdown files.")
+@click.option(
+    "--out",
+    "out_dir",
+    default="results",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the CSV and Markdown files.",
+)
 @click.option("--seeds", default=None, help="Comma-separated seeds (default: the study's).")
-@click.option("--trace-dir", default=None, type=click.Path(file_okay=False, exists=True),
-              help="Folder of public traces (e.g. ../shared/traces) for the real-input rows.")
+@click.option(
+    "--trace-dir",
+    default=None,
+    type=click.Path(file_okay=False, exists=True),
+    help="Folder of public traces (e.g. ../shared/traces) for the real-input rows.",
+)
 @_bad_input
 def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None) -> None:
     """Reproduce a paper table; rows are written as they finish and a rerun resumes."""
@@ -426,8 +558,9 @@ def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None)
         except ValueError:
             values = []
         if not values or min(values) < 0:
-            raise click.BadParameter(f"expected comma-separated integers >= 0, got {seeds!r}",
-                                     param_hint="--seeds")
+            raise click.BadParameter(
+                f"expected comma-separated integers >= 0, got {seeds!r}", param_hint="--seeds"
+            )
         opts["seeds"] = list(dict.fromkeys(values))  # each seed once
     if trace_dir is not None:
         if not accepts(repro, "trace_dir"):

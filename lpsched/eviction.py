@@ -106,7 +106,8 @@ def execute_with_eviction(
         if e[i] < 1 or s[i] + e[i] > M:
             raise ValueError(
                 f"request '{instance.ids[i]}': estimate {e[i]} must be >= 1 with prefill "
-                f"{s[i]} + estimate <= M = {M}")
+                f"{s[i]} + estimate <= M = {M}"
+            )
     INF = float("inf")
     if online:
         arrivals = sorted(range(n), key=lambda i: (a[i], i))
@@ -200,7 +201,11 @@ def execute_with_eviction(
         instance,
         np.asarray(start, dtype=np.int64),
         policy=policy,
-        info={"runtime_s": runtime, "evictions": evictions, "wasted_tokens": wasted,
-              "visits": visits},
+        info={
+            "runtime_s": runtime,
+            "evictions": evictions,
+            "wasted_tokens": wasted,
+            "visits": visits,
+        },
         runs=np.asarray(runs, dtype=np.int64).reshape(-1, 4),
     )

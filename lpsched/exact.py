@@ -159,8 +159,7 @@ class ExactResult:
             f"bound       {self.bound:g}   gap {gap}",
             f"horizon     T = {self.horizon}  (T1 = {self.info.get('T1')}, "
             f"T2 = {self.info.get('T2')})",
-            f"heuristic   TEL {self.info.get('heuristic_tel')} "
-            f"({self.info.get('heuristic', '-')})",
+            f"heuristic   TEL {self.info.get('heuristic_tel')} ({self.info.get('heuristic', '-')})",
             f"model       {self.info.get('columns')} columns, {self.info.get('rows')} rows, "
             f"{self.info.get('nonzeros')} non-zeros",
             f"time        {self.runtime_s:.2f} s (build {self.build_s:.2f} s, "
@@ -206,10 +205,8 @@ class BoundResult:
         """One readable line: method, value, horizon and time (and why, when chosen)."""
         why = f"; {self.info['reason']}" if "reason" in self.info else ""
         hz = "" if self.horizon is None else f" at horizon T = {self.horizon}"
-        value = (f"{int(self.bound):,}" if float(self.bound).is_integer()
-                 else f"{self.bound:,.6f}")
-        return (f"{self.method} lower bound {value}{hz} "
-                f"({self.runtime_s:.2f} s{why})")
+        value = f"{int(self.bound):,}" if float(self.bound).is_integer() else f"{self.bound:,.6f}"
+        return f"{self.method} lower bound {value}{hz} ({self.runtime_s:.2f} s{why})"
 
 
 @dataclass
@@ -260,8 +257,9 @@ def _refuse_if_surely_too_large(instance: Instance, max_nonzeros: int) -> None:
     _check_size(instance, t_lo, lb - total, max_nonzeros)
 
 
-def _horizon(instance: Instance, horizon: int | None, windows: bool,
-             local_search: int = 0) -> Horizon:
+def _horizon(
+    instance: Instance, horizon: int | None, windows: bool, local_search: int = 0
+) -> Horizon:
     sched = best_heuristic(instance)
     if local_search > 0:
         sched = improve_schedule(instance, sched, local_search)
@@ -325,8 +323,9 @@ def _finish(
         else:
             sched, info["incumbent"] = cand, "solver"
     if warm_start and hz.schedule is not None and (sched is None or hz.schedule.tel < sched.tel):
-        sched = Schedule(instance, hz.schedule.start, policy=f"exact-{solver}",
-                         info={"from": hz.schedule.policy})
+        sched = Schedule(
+            instance, hz.schedule.start, policy=f"exact-{solver}", info={"from": hz.schedule.policy}
+        )
         info["incumbent"] = "heuristic"
     bound = _proven_bound(instance, dual)
     objective = None if sched is None else sched.tel
@@ -348,14 +347,25 @@ def _finish(
     if objective is not None and bound > objective + _EPS:
         status = SolveStatus.ERROR
         info["error"] = f"bound {bound} above the objective {objective}"
-    gap = None if objective is None else (0.0 if objective == 0 else
-                                          max(0.0, (objective - bound) / objective))
+    gap = (
+        None
+        if objective is None
+        else (0.0 if objective == 0 else max(0.0, (objective - bound) / objective))
+    )
     if sched is not None:
         sched.info.update(status=str(status), bound=bound)
     return ExactResult(
-        status=status, objective=objective, bound=bound, gap=gap,
-        runtime_s=time.perf_counter() - t0, build_s=build_s, solve_s=solve_s,
-        horizon=hz.T, solver=solver, schedule=sched, info=info,
+        status=status,
+        objective=objective,
+        bound=bound,
+        gap=gap,
+        runtime_s=time.perf_counter() - t0,
+        build_s=build_s,
+        solve_s=solve_s,
+        horizon=hz.T,
+        solver=solver,
+        schedule=sched,
+        info=info,
     )
 
 
@@ -451,9 +461,13 @@ def solve_exact(
     hz = _horizon(instance, horizon, windows, local_search)
     _check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
     info: dict[str, Any] = {
-        "T1": hz.T1, "T2": hz.T2, "heuristic_tel": hz.upper_bound,
+        "T1": hz.T1,
+        "T2": hz.T2,
+        "heuristic_tel": hz.upper_bound,
         "heuristic": hz.schedule.policy if hz.schedule is not None else None,
-        "backend": backend, "aggregate": aggregate and backend == "matrix", "windows": windows,
+        "backend": backend,
+        "aggregate": aggregate and backend == "matrix",
+        "windows": windows,
     }
     if backend == "pyomo":
         return _solve_pyomo(instance, hz, time_limit, mip_gap, warm_start, verbose, t0, info)
@@ -463,20 +477,51 @@ def solve_exact(
     if warm_start and hz.schedule is not None and mat.fits(hz.schedule.start):
         start_x = mat.values_from_starts(hz.schedule.start)
     if solver == "highs":
-        return _solve_highs(instance, mat, hz, start_x, time_limit, mip_gap, warm_start,
-                            threads, verbose, t0, info, cover_cuts)
-    return _solve_cpsat(instance, mat, hz, start_x, time_limit, mip_gap, warm_start,
-                        threads, verbose, t0, info)
+        return _solve_highs(
+            instance,
+            mat,
+            hz,
+            start_x,
+            time_limit,
+            mip_gap,
+            warm_start,
+            threads,
+            verbose,
+            t0,
+            info,
+            cover_cuts,
+        )
+    return _solve_cpsat(
+        instance, mat, hz, start_x, time_limit, mip_gap, warm_start, threads, verbose, t0, info
+    )
 
 
-def _solve_highs(instance, mat, hz, start_x, time_limit, mip_gap, warm_start, threads,
-                 verbose, t0, info, cover_cuts=0) -> ExactResult:
+def _solve_highs(
+    instance,
+    mat,
+    hz,
+    start_x,
+    time_limit,
+    mip_gap,
+    warm_start,
+    threads,
+    verbose,
+    t0,
+    info,
+    cover_cuts=0,
+) -> ExactResult:
     import highspy
 
     from .formulations.highs import build_highs
 
-    h = build_highs(mat, time_limit=time_limit, mip_gap=mip_gap, threads=threads,
-                    verbose=verbose, start=None if cover_cuts else start_x)
+    h = build_highs(
+        mat,
+        time_limit=time_limit,
+        mip_gap=mip_gap,
+        threads=threads,
+        verbose=verbose,
+        start=None if cover_cuts else start_x,
+    )
     if cover_cuts:
         from .formulations.cuts import add_cover_cuts
 
@@ -495,21 +540,44 @@ def _solve_highs(instance, mat, hz, start_x, time_limit, mip_gap, warm_start, th
     if hinfo.primal_solution_status == 2:  # kSolutionStatusFeasible
         start = mat.starts_from_values(np.asarray(h.getSolution().col_value))
     MS = highspy.HighsModelStatus
-    if st in (MS.kNotset, MS.kLoadError, MS.kModelError, MS.kPresolveError, MS.kSolveError,
-              MS.kPostsolveError, MS.kUnknown):
+    if st in (
+        MS.kNotset,
+        MS.kLoadError,
+        MS.kModelError,
+        MS.kPresolveError,
+        MS.kSolveError,
+        MS.kPostsolveError,
+        MS.kUnknown,
+    ):
         info["error"] = f"HiGHS stopped with status '{info['solver_status']}'"
     return _finish(
-        instance, solver="highs", hz=hz, start=start,
+        instance,
+        solver="highs",
+        hz=hz,
+        start=start,
         dual=float(hinfo.mip_dual_bound) if st != MS.kInfeasible else None,
-        stopped_by_time=st in (MS.kTimeLimit, MS.kInterrupt, MS.kIterationLimit,
-                               MS.kSolutionLimit, MS.kMemoryLimit, MS.kHighsInterrupt),
-        solver_says_optimal=st == MS.kOptimal, infeasible=st == MS.kInfeasible,
-        warm_start=warm_start, t0=t0, build_s=build_s, solve_s=solve_s, info=info,
+        stopped_by_time=st
+        in (
+            MS.kTimeLimit,
+            MS.kInterrupt,
+            MS.kIterationLimit,
+            MS.kSolutionLimit,
+            MS.kMemoryLimit,
+            MS.kHighsInterrupt,
+        ),
+        solver_says_optimal=st == MS.kOptimal,
+        infeasible=st == MS.kInfeasible,
+        warm_start=warm_start,
+        t0=t0,
+        build_s=build_s,
+        solve_s=solve_s,
+        info=info,
     )
 
 
-def _solve_cpsat(instance, mat, hz, start_x, time_limit, mip_gap, warm_start, threads,
-                 verbose, t0, info) -> ExactResult:
+def _solve_cpsat(
+    instance, mat, hz, start_x, time_limit, mip_gap, warm_start, threads, verbose, t0, info
+) -> ExactResult:
     from ortools.sat.python import cp_model
 
     from .formulations.cpsat import build_cpsat
@@ -532,11 +600,19 @@ def _solve_cpsat(instance, mat, hz, start_x, time_limit, mip_gap, warm_start, th
     # CP-SAT answers FEASIBLE or UNKNOWN when it stops unproven, and only a limit stops it
     timed_out = code in (cp_model.FEASIBLE, cp_model.UNKNOWN) and time_limit is not None
     return _finish(
-        instance, solver="cpsat", hz=hz, start=start,
+        instance,
+        solver="cpsat",
+        hz=hz,
+        start=start,
         dual=float(s.best_objective_bound) if code != cp_model.INFEASIBLE else None,
-        stopped_by_time=timed_out, solver_says_optimal=code == cp_model.OPTIMAL,
-        infeasible=code == cp_model.INFEASIBLE, warm_start=warm_start, t0=t0,
-        build_s=build_s, solve_s=solve_s, info=info,
+        stopped_by_time=timed_out,
+        solver_says_optimal=code == cp_model.OPTIMAL,
+        infeasible=code == cp_model.INFEASIBLE,
+        warm_start=warm_start,
+        t0=t0,
+        build_s=build_s,
+        solve_s=solve_s,
+        info=info,
     )
 
 
@@ -546,8 +622,11 @@ def _solve_pyomo(instance, hz, time_limit, mip_gap, warm_start, verbose, t0, inf
     from pyomo.contrib.appsi.solvers import Highs as AppsiHighs
 
     m = build_model(instance, hz, relax=False)
-    info.update(columns=len(m.IK), rows=len(m.assign) + len(m.memory),
-                nonzeros=len(m.IK) + sum(int(pyo.value(m.o[i])) for i, _ in m.IK))
+    info.update(
+        columns=len(m.IK),
+        rows=len(m.assign) + len(m.memory),
+        nonzeros=len(m.IK) + sum(int(pyo.value(m.o[i])) for i, _ in m.IK),
+    )
     if warm_start and hz.schedule is not None:
         for (i, k), v in m.x.items():
             v.set_value(1 if hz.schedule.start[i] == k else 0)
@@ -570,10 +649,19 @@ def _solve_pyomo(instance, hz, time_limit, mip_gap, warm_start, verbose, t0, inf
         res.solution_loader.load_vars()
         start = starts_from_pyomo(m)
     return _finish(
-        instance, solver="highs", hz=hz, start=start, dual=res.best_objective_bound,
+        instance,
+        solver="highs",
+        hz=hz,
+        start=start,
+        dual=res.best_objective_bound,
         stopped_by_time=tc in (TC.maxTimeLimit, TC.maxIterations, TC.interrupted),
-        solver_says_optimal=tc == TC.optimal, infeasible=tc == TC.infeasible,
-        warm_start=warm_start, t0=t0, build_s=build_s, solve_s=solve_s, info=info,
+        solver_says_optimal=tc == TC.optimal,
+        infeasible=tc == TC.infeasible,
+        warm_start=warm_start,
+        t0=t0,
+        build_s=build_s,
+        solve_s=solve_s,
+        info=info,
     )
 
 
@@ -639,11 +727,18 @@ def solve_lp(
     h.run()
     solve_s = time.perf_counter() - t0 - build_s
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise RuntimeError(f"{instance.name}: LP relaxation not solved: "
-                           f"{h.modelStatusToString(h.getModelStatus())}")
+        raise RuntimeError(
+            f"{instance.name}: LP relaxation not solved: "
+            f"{h.modelStatusToString(h.getModelStatus())}"
+        )
     x = np.asarray(h.getSolution().col_value)
-    return LPSolution(value=float(h.getInfo().objective_function_value), x=x, matrix=mat,
-                      build_s=build_s, solve_s=solve_s)
+    return LPSolution(
+        value=float(h.getInfo().objective_function_value),
+        x=x,
+        matrix=mat,
+        build_s=build_s,
+        solve_s=solve_s,
+    )
 
 
 def lp_bound(
@@ -685,13 +780,22 @@ def lp_bound(
     """
     t0 = time.perf_counter()
     if backend == "matrix":
-        sol = solve_lp(instance, horizon, windows=windows, max_nonzeros=max_nonzeros,
-                       time_limit=time_limit)
+        sol = solve_lp(
+            instance, horizon, windows=windows, max_nonzeros=max_nonzeros, time_limit=time_limit
+        )
         mat = sol.matrix
         return BoundResult(
-            method="lp", bound=sol.value, runtime_s=time.perf_counter() - t0, horizon=sol.horizon,
-            info={"build_s": sol.build_s, "solve_s": sol.solve_s, "columns": mat.ncol,
-                  "nonzeros": mat.nnz, "backend": backend},
+            method="lp",
+            bound=sol.value,
+            runtime_s=time.perf_counter() - t0,
+            horizon=sol.horizon,
+            info={
+                "build_s": sol.build_s,
+                "solve_s": sol.solve_s,
+                "columns": mat.ncol,
+                "nonzeros": mat.nnz,
+                "backend": backend,
+            },
         )
     if backend != "pyomo":
         raise ValueError(f"unknown backend {backend!r}; choose 'matrix' or 'pyomo'")
@@ -710,12 +814,20 @@ def lp_bound(
         opt.config.time_limit = float(time_limit)
     res = opt.solve(m)
     if res.termination_condition != TC.optimal:
-        raise RuntimeError(f"{instance.name}: LP relaxation not solved: "
-                           f"{res.termination_condition}")
+        raise RuntimeError(
+            f"{instance.name}: LP relaxation not solved: {res.termination_condition}"
+        )
     return BoundResult(
-        method="lp", bound=float(pyo.value(m.tel)), runtime_s=time.perf_counter() - t0,
-        horizon=hz.T, info={"build_s": build_s, "solve_s": time.perf_counter() - t0 - build_s,
-                            "columns": len(m.IK), "backend": backend},
+        method="lp",
+        bound=float(pyo.value(m.tel)),
+        runtime_s=time.perf_counter() - t0,
+        horizon=hz.T,
+        info={
+            "build_s": build_s,
+            "solve_s": time.perf_counter() - t0 - build_s,
+            "columns": len(m.IK),
+            "backend": backend,
+        },
     )
 
 
@@ -787,4 +899,3 @@ def export_model(
     else:
         raise ValueError(f"unknown backend {backend!r}; choose 'pyomo' or 'highs'")
     return p
-

@@ -184,8 +184,11 @@ def execute(
     t0 = time.perf_counter()
     order = np.asarray(order)
     n = instance.n
-    if (order.shape != (n,) or (n and order.dtype.kind not in "iu")
-            or not np.array_equal(np.sort(order), np.arange(n))):
+    if (
+        order.shape != (n,)
+        or (n and order.dtype.kind not in "iu")
+        or not np.array_equal(np.sort(order), np.arange(n))
+    ):
         raise ValueError(f"order must be a permutation of range({n})")
     order = order.astype(np.int64)
     s = instance.prefill.tolist()

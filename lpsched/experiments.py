@@ -26,8 +26,15 @@ from .instance import Instance, InstanceError
 from .policies import run_policy
 from .workloads import from_traces, generate
 
-__all__ = ["ResultsCSV", "run_sweep", "markdown_table", "policy_comparison", "ratio_table",
-           "headline", "sensitivity"]
+__all__ = [
+    "ResultsCSV",
+    "run_sweep",
+    "markdown_table",
+    "policy_comparison",
+    "ratio_table",
+    "headline",
+    "sensitivity",
+]
 
 
 class ResultsCSV:
@@ -156,29 +163,44 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], headers: Sequence[str]) ->
 
 
 # ---------------------------------------------------------------------------------- headline
-HEADLINE_POLICIES = ("fcfs", "mcsf", "size", "sorted-f", "fcfs+backfill", "mcsf+backfill",
-                     "sorted-f+backfill")
-COMPARISON_FIELDS = ["source", "memory", "seed", "n", "policy", "tel", "mean_latency",
-                     "runtime_s"]
-HEADLINE_RATIOS = (("FCFS / Sorted-F", "fcfs", "sorted-f"),
-                   ("MC-SF / Sorted-F", "mcsf", "sorted-f"),
-                   ("size / Sorted-F", "size", "sorted-f"),
-                   ("FCFS+backfill / Sorted-F+backfill", "fcfs+backfill", "sorted-f+backfill"),
-                   ("MC-SF+backfill / Sorted-F+backfill", "mcsf+backfill", "sorted-f+backfill"))
-TRACE_FILES = {"conversation": "splitwise_conv.csv",
-               "summarization": "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv"}
+HEADLINE_POLICIES = (
+    "fcfs",
+    "mcsf",
+    "size",
+    "sorted-f",
+    "fcfs+backfill",
+    "mcsf+backfill",
+    "sorted-f+backfill",
+)
+COMPARISON_FIELDS = ["source", "memory", "seed", "n", "policy", "tel", "mean_latency", "runtime_s"]
+HEADLINE_RATIOS = (
+    ("FCFS / Sorted-F", "fcfs", "sorted-f"),
+    ("MC-SF / Sorted-F", "mcsf", "sorted-f"),
+    ("size / Sorted-F", "size", "sorted-f"),
+    ("FCFS+backfill / Sorted-F+backfill", "fcfs+backfill", "sorted-f+backfill"),
+    ("MC-SF+backfill / Sorted-F+backfill", "mcsf+backfill", "sorted-f+backfill"),
+)
+TRACE_FILES = {
+    "conversation": "splitwise_conv.csv",
+    "summarization": "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
+}
 
 
-def _comparison_instance(source: str, seed: int, n: int, memory: int,
-                         trace_dir: Path | None) -> Instance:
+def _comparison_instance(
+    source: str, seed: int, n: int, memory: int, trace_dir: Path | None
+) -> Instance:
     """``source`` is a workload spec, or ``traces`` for real rows (80% Azure conversation,
     20% arXiv) from ``trace_dir``."""
     if source != "traces":
         return generate(source, n, memory, seed=seed)
     assert trace_dir is not None  # checked by policy_comparison
-    return from_traces([trace_dir / TRACE_FILES["conversation"],
-                        trace_dir / TRACE_FILES["summarization"]],
-                       n, memory, weights=[0.8, 0.2], seed=seed)
+    return from_traces(
+        [trace_dir / TRACE_FILES["conversation"], trace_dir / TRACE_FILES["summarization"]],
+        n,
+        memory,
+        weights=[0.8, 0.2],
+        seed=seed,
+    )
 
 
 def policy_comparison(
@@ -229,8 +251,14 @@ def policy_comparison(
         inst = _comparison_instance(task["source"], task["seed"], n, task["memory"], tdir)
         for policy in task["policies"]:
             sched = run_policy(inst, policy, solver=solver).check()
-            yield {**task, "policy": policy, "n": n, "tel": sched.tel,
-                   "mean_latency": sched.mean_latency, "runtime_s": sched.info["runtime_s"]}
+            yield {
+                **task,
+                "policy": policy,
+                "n": n,
+                "tel": sched.tel,
+                "mean_latency": sched.mean_latency,
+                "runtime_s": sched.info["runtime_s"],
+            }
 
     tasks = []
     for src in sources:
@@ -243,13 +271,17 @@ def policy_comparison(
     return run_sweep(tasks, compute, results, desc=Path(out_path).stem, progress=progress)
 
 
-def ratio_table(rows: Sequence[Mapping[str, str]], group: Sequence[str],
-                ratios: Sequence[tuple[str, str, str]] = HEADLINE_RATIOS,
-                paper: Mapping[str, str] | None = None) -> str:
+def ratio_table(
+    rows: Sequence[Mapping[str, str]],
+    group: Sequence[str],
+    ratios: Sequence[tuple[str, str, str]] = HEADLINE_RATIOS,
+    paper: Mapping[str, str] | None = None,
+) -> str:
     """Markdown table of mean-latency ratios ``num / den``: mean (min-max) over seeds, one
     column per group (e.g. ``("source",)`` or ``("source", "memory")``)."""
-    lat = {(tuple(r[g] for g in group), r["seed"], r["policy"]): float(r["mean_latency"])
-           for r in rows}
+    lat = {
+        (tuple(r[g] for g in group), r["seed"], r["policy"]): float(r["mean_latency"]) for r in rows
+    }
     groups = list(dict.fromkeys(tuple(r[g] for g in group) for r in rows))
     seeds = list(dict.fromkeys(r["seed"] for r in rows))
     cols = [" M=".join(g) if len(g) > 1 else g[0] for g in groups]
@@ -257,8 +289,11 @@ def ratio_table(rows: Sequence[Mapping[str, str]], group: Sequence[str],
     for label, num, den in ratios:
         row = {"ratio of mean latency": label}
         for g, col in zip(groups, cols, strict=True):
-            vals = [lat[(g, s, num)] / lat[(g, s, den)] for s in seeds
-                    if (g, s, num) in lat and (g, s, den) in lat]
+            vals = [
+                lat[(g, s, num)] / lat[(g, s, den)]
+                for s in seeds
+                if (g, s, num) in lat and (g, s, den) in lat
+            ]
             row[col] = f"{np.mean(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})" if vals else "-"
         if paper is not None:
             row["paper"] = paper.get(label, "-")
@@ -303,10 +338,19 @@ def headline(
         Sorted-F and MC-SF / Sorted-F, strict and with backfill, beside the paper's figures.
     """
     sources = ["mix-80-20"] + (["traces"] if trace_dir is not None else [])
-    rows = policy_comparison(Path(out_dir) / "headline.csv", sources, [memory], seeds, n=n,
-                             trace_dir=trace_dir, solver=solver, progress=progress)
-    table = ratio_table(rows, ("source",), paper={"FCFS / Sorted-F": "4.87",
-                                                  "MC-SF / Sorted-F": "2.09"})
+    rows = policy_comparison(
+        Path(out_dir) / "headline.csv",
+        sources,
+        [memory],
+        seeds,
+        n=n,
+        trace_dir=trace_dir,
+        solver=solver,
+        progress=progress,
+    )
+    table = ratio_table(
+        rows, ("source",), paper={"FCFS / Sorted-F": "4.87", "MC-SF / Sorted-F": "2.09"}
+    )
     (Path(out_dir) / "headline.md").write_text(table + "\n")
     return table
 
@@ -317,8 +361,11 @@ def sensitivity(
     seeds: Sequence[int] = (0, 1),
     n: int = 2000,
     memories: Sequence[int] = (16492, 65536),
-    workloads: Sequence[str] = ("mix-80-20", "sharegpt:0.8,summarization:0.2",
-                                "code:0.8,summarization:0.2"),
+    workloads: Sequence[str] = (
+        "mix-80-20",
+        "sharegpt:0.8,summarization:0.2",
+        "code:0.8,summarization:0.2",
+    ),
     solver: str = "swap",
     progress: bool = True,
 ) -> str:
@@ -327,9 +374,16 @@ def sensitivity(
     Writes ``sensitivity.csv`` and ``sensitivity.md`` under ``out_dir`` and returns the
     Markdown (strict-order policies). Source: ours, to explain the gap to the paper's figures.
     """
-    rows = policy_comparison(Path(out_dir) / "sensitivity.csv", workloads, memories, seeds, n=n,
-                             policies=("fcfs", "mcsf", "size", "sorted-f"), solver=solver,
-                             progress=progress)
+    rows = policy_comparison(
+        Path(out_dir) / "sensitivity.csv",
+        workloads,
+        memories,
+        seeds,
+        n=n,
+        policies=("fcfs", "mcsf", "size", "sorted-f"),
+        solver=solver,
+        progress=progress,
+    )
     table = ratio_table(rows, ("source", "memory"), ratios=HEADLINE_RATIOS[:3])
     (Path(out_dir) / "sensitivity.md").write_text(table + "\n")
     return table

@@ -320,8 +320,9 @@ def three_partition_yes(
     perm = rng.permutation(3 * m)
     values = [vals[k] for k in perm]
     where = np.argsort(perm)  # where[k] = new position of old value k
-    partition = tuple(sorted(tuple(sorted(int(where[3 * t + u]) for u in range(3)))
-                             for t in range(m)))
+    partition = tuple(
+        sorted(tuple(sorted(int(where[3 * t + u]) for u in range(3))) for t in range(m))
+    )
     return ThreePartition(tuple(values), B, partition, "planted", seed)  # type: ignore[arg-type]
 
 
@@ -336,7 +337,7 @@ def _residue_no(m: int, B: int, rng: np.random.Generator, distinct: bool) -> lis
         if c0 > hi:
             continue
         U = (hi - c0) // p  # values c0 + p u, u in 0..U
-        K = (m * B - 3 * m * c0)  # sum of p u over the 3m values
+        K = m * B - 3 * m * c0  # sum of p u over the 3m values
         if K % p:
             continue
         K //= p
@@ -406,16 +407,20 @@ def three_partition_no(
     """
     m, B = _check_m_B(m, B)
     if m < 2:
-        raise ValueError("no-instances need m >= 2: three integers in (B/4, B/2) with sum B "
-                         "always form a triple")
+        raise ValueError(
+            "no-instances need m >= 2: three integers in (B/4, B/2) with sum B always form a triple"
+        )
     lo, hi = value_range(B)
     rng = np.random.default_rng(seed)
     if m <= NO_SEARCH_MAX_M and hi > lo:
         vals: list[int] = []
         for step in range(max_tries):
             if step % 50 == 0:  # restart the walk from a fresh yes-instance
-                vals = list(three_partition_yes(m, B, seed=int(rng.integers(2**31)),
-                                                distinct=distinct).values)
+                vals = list(
+                    three_partition_yes(
+                        m, B, seed=int(rng.integers(2**31)), distinct=distinct
+                    ).values
+                )
             i, j = (int(x) for x in rng.choice(3 * m, size=2, replace=False))
             room = min(vals[i] - lo, hi - vals[j])
             if room <= 0:
@@ -466,7 +471,10 @@ def three_partition_instance(tp: ThreePartition, *, name: str | None = None) -> 
     kind = "yes" if tp.is_yes else "no"
     label = name or f"3partition-{kind}-m{m}-B{tp.B}-s{tp.seed}"
     return Instance.from_arrays(
-        list(tp.values), [1] * (3 * m), tp.B + 3, name=label,
+        list(tp.values),
+        [1] * (3 * m),
+        tp.B + 3,
+        name=label,
         ids=[f"a{j}" for j in range(3 * m)],
         metadata={
             "source": "lpsched.gadgets.three_partition_instance (SPEC section 8)",
@@ -483,7 +491,12 @@ def three_partition_instance(tp: ThreePartition, *, name: str | None = None) -> 
 
 
 def gadget(
-    m: int, B: int, *, yes: bool = True, seed: int = 0, distinct: bool = False,
+    m: int,
+    B: int,
+    *,
+    yes: bool = True,
+    seed: int = 0,
+    distinct: bool = False,
     name: str | None = None,
 ) -> Instance:
     """A 3-Partition gadget instance in one call (what ``lpsched gadget three-partition`` runs).
@@ -521,8 +534,9 @@ def gadget(
     return three_partition_instance(tp, name=name)
 
 
-def partition_schedule(instance: Instance, partition: Sequence[Sequence[int]] | None = None
-                       ) -> Schedule:
+def partition_schedule(
+    instance: Instance, partition: Sequence[Sequence[int]] | None = None
+) -> Schedule:
     """The schedule that runs triple ``t`` of a partition in round ``t + 1``.
 
     Parameters
@@ -554,12 +568,15 @@ def partition_schedule(instance: Instance, partition: Sequence[Sequence[int]] | 
     for t, triple in enumerate(part):
         for j in triple:
             if not 0 <= int(j) < instance.n or start[int(j)] >= 0:
-                raise ValueError(f"{instance.name}: request position {j} is out of range or "
-                                 "in two triples")
+                raise ValueError(
+                    f"{instance.name}: request position {j} is out of range or in two triples"
+                )
             start[int(j)] = t
     if (start < 0).any():
-        raise ValueError(f"{instance.name}: the partition misses request "
-                         f"{instance.ids[int(np.flatnonzero(start < 0)[0])]}")
+        raise ValueError(
+            f"{instance.name}: the partition misses request "
+            f"{instance.ids[int(np.flatnonzero(start < 0)[0])]}"
+        )
     return Schedule(instance, start, policy="3-partition")
 
 
@@ -641,10 +658,19 @@ def fcfs_family(M: int) -> Instance:
     M = _check_memory(M, 2, "fcfs")
     L, q = _fcfs_params(M)
     return Instance.from_arrays(
-        [M - L] + [L - 1] * q, [L] + [1] * q, M, name=f"family-fcfs-M{M}",
+        [M - L] + [L - 1] * q,
+        [L] + [1] * q,
+        M,
+        name=f"family-fcfs-M{M}",
         ids=["blocker"] + [f"short{i}" for i in range(q)],
-        metadata={"source": "lpsched.gadgets.fcfs_family", "family": "fcfs", "M": M,
-                  "L": L, "q": q, "good_start": [1] + [0] * q},
+        metadata={
+            "source": "lpsched.gadgets.fcfs_family",
+            "family": "fcfs",
+            "M": M,
+            "L": L,
+            "q": q,
+            "good_start": [1] + [0] * q,
+        },
     )
 
 
@@ -695,10 +721,19 @@ def mcsf_family(M: int) -> Instance:
     M = _check_memory(M, 4, "mcsf")
     q, k = _mcsf_params(M)
     return Instance.from_arrays(
-        [0] * q + [M - 1] * k, [2] * q + [1] * k, M, name=f"family-mcsf-M{M}",
+        [0] * q + [M - 1] * k,
+        [2] * q + [1] * k,
+        M,
+        name=f"family-mcsf-M{M}",
         ids=[f"light{i}" for i in range(q)] + [f"heavy{h}" for h in range(k)],
-        metadata={"source": "lpsched.gadgets.mcsf_family", "family": "mcsf", "M": M,
-                  "q": q, "k": k, "good_start": [0] * q + [2 + h for h in range(k)]},
+        metadata={
+            "source": "lpsched.gadgets.mcsf_family",
+            "family": "mcsf",
+            "M": M,
+            "q": q,
+            "k": k,
+            "good_start": [0] * q + [2 + h for h in range(k)],
+        },
     )
 
 
@@ -749,10 +784,19 @@ def size_family(M: int) -> Instance:
     M = _check_memory(M, 2, "size")
     L, r = _size_params(M)
     return Instance.from_arrays(
-        [M - 1] * r + [0], [1] * r + [L], M, name=f"family-size-M{M}",
+        [M - 1] * r + [0],
+        [1] * r + [L],
+        M,
+        name=f"family-size-M{M}",
         ids=[f"full{i}" for i in range(r)] + ["long"],
-        metadata={"source": "lpsched.gadgets.size_family", "family": "size", "M": M,
-                  "L": L, "r": r, "good_start": list(range(r)) + [r]},
+        metadata={
+            "source": "lpsched.gadgets.size_family",
+            "family": "size",
+            "M": M,
+            "L": L,
+            "r": r,
+            "good_start": list(range(r)) + [r],
+        },
     )
 
 
@@ -765,12 +809,30 @@ def _size_tels(M: int) -> tuple[int, int]:
 
 #: The three families, by the name of the policy each defeats.
 FAMILIES: dict[str, Family] = {
-    "fcfs": Family("fcfs", "fcfs", fcfs_family, _fcfs_tels, 2,
-                   "one long blocker ahead of a round of short requests"),
-    "mcsf": Family("mcsf", "mcsf", mcsf_family, _mcsf_tels, 4,
-                   "full-memory one-token requests ahead of a round of light ones"),
-    "size": Family("size", "size", size_family, _size_tels, 2,
-                   "a small long-decode request ahead of full-memory one-token ones"),
+    "fcfs": Family(
+        "fcfs",
+        "fcfs",
+        fcfs_family,
+        _fcfs_tels,
+        2,
+        "one long blocker ahead of a round of short requests",
+    ),
+    "mcsf": Family(
+        "mcsf",
+        "mcsf",
+        mcsf_family,
+        _mcsf_tels,
+        4,
+        "full-memory one-token requests ahead of a round of light ones",
+    ),
+    "size": Family(
+        "size",
+        "size",
+        size_family,
+        _size_tels,
+        2,
+        "a small long-decode request ahead of full-memory one-token ones",
+    ),
 }
 
 

@@ -86,8 +86,13 @@ def _frozen(values: Any, name: str, where: str) -> np.ndarray:
     except OverflowError:
         arr = np.asarray(values, dtype=object)
     if arr.dtype == object and arr.size:
-        arr = np.asarray([_int_field(v, where, f"request at position {i}", name)
-                          for i, v in enumerate(arr.tolist())], dtype=np.int64)
+        arr = np.asarray(
+            [
+                _int_field(v, where, f"request at position {i}", name)
+                for i, v in enumerate(arr.tolist())
+            ],
+            dtype=np.int64,
+        )
     if arr.ndim != 1:
         raise InstanceError(f"{where}: field '{name}' must be a one-dimensional sequence")
     if arr.dtype.kind == "f":
@@ -102,8 +107,9 @@ def _frozen(values: Any, name: str, where: str) -> np.ndarray:
         raise InstanceError(f"{where}: field '{name}' must hold integers, got dtype {arr.dtype}")
     if arr.size and np.abs(arr).max() > MAX_VALUE:
         i = int(np.argmax(np.abs(arr)))
-        raise InstanceError(f"{where}: request at position {i}: field '{name}' is too large, "
-                            f"got {arr[i]!r}")
+        raise InstanceError(
+            f"{where}: request at position {i}: field '{name}' is too large, got {arr[i]!r}"
+        )
     out = arr.astype(np.int64, copy=True)
     out.setflags(write=False)
     return out
@@ -160,8 +166,7 @@ class Instance:
         where = self.source
         set_ = object.__setattr__
         if isinstance(self.memory, bool) or not _is_int(self.memory):
-            raise InstanceError(
-            f"{where}: field 'memory' must be an integer, got {self.memory!r}")
+            raise InstanceError(f"{where}: field 'memory' must be an integer, got {self.memory!r}")
         set_(self, "memory", int(self.memory))
         if self.memory <= 0:
             raise InstanceError(f"{where}: field 'memory' must be positive, got {self.memory}")
@@ -193,14 +198,19 @@ class Instance:
             for name in ("decode_lo", "decode_hi"):
                 set_(self, name, _frozen(getattr(self, name), name, where))
                 if getattr(self, name).shape[0] != n:
-                    raise InstanceError(f"{where}: field '{name}' has {getattr(self, name).size} "
-                                        f"values for {n} requests")
+                    raise InstanceError(
+                        f"{where}: field '{name}' has {getattr(self, name).size} "
+                        f"values for {n} requests"
+                    )
             checks += [
                 ("decode_lo", self.decode_lo < 1, "must be >= 1"),
                 ("decode_lo", self.decode_lo > self.decode, "must be <= decode"),
                 ("decode_hi", self.decode_hi < self.decode, "must be >= decode"),
-                ("decode_hi", self.prefill + self.decode_hi > self.memory,
-                 f"plus prefill must be <= memory M = {self.memory}"),
+                (
+                    "decode_hi",
+                    self.prefill + self.decode_hi > self.memory,
+                    f"plus prefill must be <= memory M = {self.memory}",
+                ),
             ]
         for name, bad, what in checks:
             if bad.any():
@@ -253,7 +263,8 @@ class Instance:
             n = len(prefill)
         except TypeError:
             raise InstanceError(
-                f"{source}: field 'prefill' must be a sequence of integers") from None
+                f"{source}: field 'prefill' must be a sequence of integers"
+            ) from None
         return cls(
             memory=memory,
             prefill=prefill,
@@ -334,9 +345,15 @@ class Instance:
     def replace(self, **changes: Any) -> Instance:
         """A validated copy with some fields changed (e.g. ``memory=...``, ``arrival=...``)."""
         fields = dict(
-            memory=self.memory, prefill=self.prefill, decode=self.decode,
-            arrival=self.arrival, ids=self.ids, decode_lo=self.decode_lo,
-            decode_hi=self.decode_hi, name=self.name, metadata=dict(self.metadata),
+            memory=self.memory,
+            prefill=self.prefill,
+            decode=self.decode,
+            arrival=self.arrival,
+            ids=self.ids,
+            decode_lo=self.decode_lo,
+            decode_hi=self.decode_hi,
+            name=self.name,
+            metadata=dict(self.metadata),
             source=self.source,
         )
         fields.update(changes)
@@ -354,9 +371,13 @@ class Instance:
             return None if a is None else a[idx]
 
         return self.replace(
-            prefill=self.prefill[idx], decode=self.decode[idx], arrival=self.arrival[idx],
-            ids=tuple(self.ids[i] for i in idx), decode_lo=pick(self.decode_lo),
-            decode_hi=pick(self.decode_hi), name=name or self.name,
+            prefill=self.prefill[idx],
+            decode=self.decode[idx],
+            arrival=self.arrival[idx],
+            ids=tuple(self.ids[i] for i in idx),
+            decode_lo=pick(self.decode_lo),
+            decode_hi=pick(self.decode_hi),
+            name=name or self.name,
         )
 
     # ------------------------------------------------------------------ serialisation
@@ -390,12 +411,15 @@ class Instance:
             raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
         for key, kind in (("name", str), ("metadata", dict)):
             if key in data and not isinstance(data[key], kind):
-                raise InstanceError(f"{source}: field '{key}' must be a JSON "
-                                    f"{'string' if kind is str else 'object'}")
+                raise InstanceError(
+                    f"{source}: field '{key}' must be a JSON "
+                    f"{'string' if kind is str else 'object'}"
+                )
         fmt = data.get("format", INSTANCE_FORMAT)
         if fmt != INSTANCE_FORMAT:
             raise InstanceError(
-                f"{source}: field 'format' is {fmt!r}, expected {INSTANCE_FORMAT!r}")
+                f"{source}: field 'format' is {fmt!r}, expected {INSTANCE_FORMAT!r}"
+            )
         version = data.get("version", INSTANCE_VERSION)
         if version != INSTANCE_VERSION or isinstance(version, bool):
             raise InstanceError(f"{source}: field 'version' is {version!r}; this lpsched reads 1")
@@ -407,18 +431,22 @@ class Instance:
             raise InstanceError(f"{source}: field 'requests' must be a list")
         if not requests:
             raise InstanceError(f"{source}: field 'requests' is empty")
-        cols: dict[str, list[int]] = {k: [] for k in
-                                      ("prefill", "decode", "arrival", "decode_lo", "decode_hi")}
+        cols: dict[str, list[int]] = {
+            k: [] for k in ("prefill", "decode", "arrival", "decode_lo", "decode_hi")
+        }
         ids = []
-        with_interval = any(isinstance(r, dict) and ("decode_lo" in r or "decode_hi" in r)
-                            for r in requests)
+        with_interval = any(
+            isinstance(r, dict) and ("decode_lo" in r or "decode_hi" in r) for r in requests
+        )
         for pos, r in enumerate(requests):
             if not isinstance(r, dict):
                 raise InstanceError(f"{source}: request at position {pos} is not an object")
             rid = r.get("id", f"r{pos}")
             if isinstance(rid, bool) or not isinstance(rid, (str, int)):
-                raise InstanceError(f"{source}: request at position {pos}: field 'id' must be a "
-                                    f"string or an integer, got {rid!r}")
+                raise InstanceError(
+                    f"{source}: request at position {pos}: field 'id' must be a "
+                    f"string or an integer, got {rid!r}"
+                )
             rid = str(rid)
             ids.append(rid)
             for key in cols:
@@ -623,8 +651,9 @@ def read_trace_csv(
                     continue
                 who = f"line {line_no}"
                 if len(row) < need:
-                    missing = [header[c] for c in (ci_s, ci_o, ci_a) if c is not None
-                               and c >= len(row)]
+                    missing = [
+                        header[c] for c in (ci_s, ci_o, ci_a) if c is not None and c >= len(row)
+                    ]
                     raise InstanceError(
                         f"{p}: {who}: missing field '{missing[0]}' (expected {len(header)} "
                         f"fields, got {len(row)})"
@@ -633,10 +662,12 @@ def read_trace_csv(
                 ov = _int_field(row[ci_o], str(p), who, TRACE_DECODE, text_ok=True)
                 if sv < 0:
                     raise InstanceError(
-                        f"{p}: {who}: field '{TRACE_PREFILL}' must be >= 0, got {sv}")
+                        f"{p}: {who}: field '{TRACE_PREFILL}' must be >= 0, got {sv}"
+                    )
                 if ov < 1:
                     raise InstanceError(
-                        f"{p}: {who}: field '{TRACE_DECODE}' must be >= 1, got {ov}")
+                        f"{p}: {who}: field '{TRACE_DECODE}' must be >= 1, got {ov}"
+                    )
                 s.append(sv)
                 o.append(ov)
                 lines.append(line_no)

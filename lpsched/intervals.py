@@ -31,15 +31,15 @@ import numpy as np
 
 from .instance import Instance, InstanceError
 
-__all__ = ["exact", "multiplicative", "binned", "no_information", "with_intervals",
-           "DEFAULT_EDGES"]
+__all__ = ["exact", "multiplicative", "binned", "no_information", "with_intervals", "DEFAULT_EDGES"]
 
 #: Default bucket edges of :func:`binned` (tokens): powers of two from 1 to 4096.
 DEFAULT_EDGES: tuple[int, ...] = tuple(2**k for k in range(13))
 
 
-def with_intervals(instance: Instance, lo: np.ndarray, hi: np.ndarray, *, kind: str,
-                   cap: bool = True, **params) -> Instance:
+def with_intervals(
+    instance: Instance, lo: np.ndarray, hi: np.ndarray, *, kind: str, cap: bool = True, **params
+) -> Instance:
     """A copy of ``instance`` with the intervals ``[lo, hi]``, ``hi`` capped at ``M - s_i``.
 
     Parameters
@@ -80,11 +80,16 @@ def with_intervals(instance: Instance, lo: np.ndarray, hi: np.ndarray, *, kind: 
         raise InstanceError(
             f"{instance.source}: request '{instance.ids[i]}': field 'decode_hi' {int(hi[i])} plus "
             f"prefill {int(instance.prefill[i])} exceeds memory M = {instance.memory} "
-            f"({int(over.sum())} such requests); pass cap=True to cap u_i at M - s_i")
+            f"({int(over.sum())} such requests); pass cap=True to cap u_i at M - s_i"
+        )
     hi = np.minimum(hi, room)
     meta = dict(instance.metadata)
-    meta["intervals"] = {"kind": kind, "capped": int(over.sum()),
-                         "mean_width": float(np.mean(hi - lo)), **params}
+    meta["intervals"] = {
+        "kind": kind,
+        "capped": int(over.sum()),
+        "mean_width": float(np.mean(hi - lo)),
+        **params,
+    }
     return instance.replace(decode_lo=lo, decode_hi=hi, metadata=meta)
 
 
@@ -100,8 +105,9 @@ def exact(instance: Instance) -> Instance:
     return with_intervals(instance, instance.decode, instance.decode, kind="exact")
 
 
-def multiplicative(instance: Instance, eps: float, *, seed: int = 0, centered: bool = False,
-                   cap: bool = True) -> Instance:
+def multiplicative(
+    instance: Instance, eps: float, *, seed: int = 0, centered: bool = False, cap: bool = True
+) -> Instance:
     """Intervals of relative width ``(1+eps)^2`` around a noisy point prediction.
 
     Parameters
@@ -151,12 +157,14 @@ def multiplicative(instance: Instance, eps: float, *, seed: int = 0, centered: b
     hi = np.ceil(np.minimum(o_hat * f - 1e-9, float(instance.memory) + 1)).astype(np.int64)
     lo = np.minimum(lo, instance.decode)
     hi = np.maximum(hi, instance.decode)
-    return with_intervals(instance, lo, hi, kind="multiplicative", cap=cap, eps=eps, seed=seed,
-                          centered=centered)
+    return with_intervals(
+        instance, lo, hi, kind="multiplicative", cap=cap, eps=eps, seed=seed, centered=centered
+    )
 
 
-def binned(instance: Instance, edges: Sequence[int] = DEFAULT_EDGES, *,
-           cap: bool = True) -> Instance:
+def binned(
+    instance: Instance, edges: Sequence[int] = DEFAULT_EDGES, *, cap: bool = True
+) -> Instance:
     """Fixed buckets: ``o_i`` in ``[e_k, e_{k+1})`` gets the interval ``[e_k, e_{k+1} - 1]``.
 
     Parameters
@@ -193,8 +201,7 @@ def binned(instance: Instance, edges: Sequence[int] = DEFAULT_EDGES, *,
     return with_intervals(instance, lo, hi, kind="binned", cap=cap, edges=e.tolist())
 
 
-def no_information(instance: Instance, upper: int | None = None, *,
-                   cap: bool = True) -> Instance:
+def no_information(instance: Instance, upper: int | None = None, *, cap: bool = True) -> Instance:
     """One wide interval ``[1, U]`` for every request.
 
     Parameters

@@ -103,8 +103,15 @@ def plot_gantt(
     norm = matplotlib.colors.Normalize(vmin=0, vmax=max(1, inst.memory))
     for row, i in enumerate(order.tolist()):
         p, o = int(schedule.start[i]), int(inst.decode[i])
-        ax.barh(row, o, left=p, height=0.8, color=cmap(0.25 + 0.75 * norm(inst.prefill[i])),
-                edgecolor="black", linewidth=0.5)
+        ax.barh(
+            row,
+            o,
+            left=p,
+            height=0.8,
+            color=cmap(0.25 + 0.75 * norm(inst.prefill[i])),
+            edgecolor="black",
+            linewidth=0.5,
+        )
     ax.set_ylim(len(order) - 0.5, -0.5)
     if label_requests and len(order) <= 25:
         ax.set_yticks(range(len(order)), [inst.ids[i] for i in order.tolist()], fontsize=8)
@@ -113,10 +120,12 @@ def plot_gantt(
     ax.set_xlabel("round")
     ax.set_ylabel("request (by start)")
     cut = f" (first {len(order)} of {inst.n})" if len(order) < inst.n else ""
-    ax.set_title(title or f"{schedule.policy or 'schedule'} on {inst.name}: "
-                 f"TEL = {schedule.tel} rounds{cut}")
-    sm = matplotlib.cm.ScalarMappable(norm=norm, cmap=matplotlib.colors.ListedColormap(
-        cmap(np.linspace(0.25, 1.0, 256))))
+    ax.set_title(
+        title or f"{schedule.policy or 'schedule'} on {inst.name}: TEL = {schedule.tel} rounds{cut}"
+    )
+    sm = matplotlib.cm.ScalarMappable(
+        norm=norm, cmap=matplotlib.colors.ListedColormap(cmap(np.linspace(0.25, 1.0, 256)))
+    )
     fig.colorbar(sm, ax=ax, label="prefill s_i (tokens)", pad=0.01)
     ax.grid(axis="x", alpha=0.3)
     return fig
@@ -156,8 +165,13 @@ def plot_memory(
     fig, ax = _axes(ax)
     rounds, mem = schedule.memory_profile()
     policy = schedule.policy or "schedule"
-    ax.step(rounds, mem, where="mid", color=color or _color(policy),
-            label=label or f"{policy} (TEL {schedule.tel})")
+    ax.step(
+        rounds,
+        mem,
+        where="mid",
+        color=color or _color(policy),
+        label=label or f"{policy} (TEL {schedule.tel})",
+    )
     M = schedule.instance.memory
     if not any(getattr(line, "_lpsched_M", False) for line in ax.lines):
         line = ax.axhline(M, color="black", linestyle="--", linewidth=1, label=f"M = {M}")
@@ -171,8 +185,9 @@ def plot_memory(
     return fig
 
 
-def plot_schedule(schedule: Schedule, *, title: str | None = None,
-                  figsize: tuple[float, float] = (9, 6)) -> Figure:
+def plot_schedule(
+    schedule: Schedule, *, title: str | None = None, figsize: tuple[float, float] = (9, 6)
+) -> Figure:
     """Gantt chart above the memory profile, on a shared round axis.
 
     Returns
@@ -180,8 +195,14 @@ def plot_schedule(schedule: Schedule, *, title: str | None = None,
     Figure
         Two axes: :func:`plot_gantt` and :func:`plot_memory`. Source: ours.
     """
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=figsize, sharex=True, layout="constrained",
-                                 gridspec_kw={"height_ratios": [3, 2]})
+    fig, (a1, a2) = plt.subplots(
+        2,
+        1,
+        figsize=figsize,
+        sharex=True,
+        layout="constrained",
+        gridspec_kw={"height_ratios": [3, 2]},
+    )
     plot_gantt(schedule, a1, title=title)
     plot_memory(schedule, a2, title="KV-cache memory per round")
     a1.set_xlabel("")
@@ -225,19 +246,23 @@ def plot_rounds(
         bottom = 0
         for i in running.tolist():
             h = int(inst.prefill[i]) + t - int(schedule.start[i])
-            ax.bar(t, h, bottom=bottom, color=cmap(i % 20), edgecolor="black", linewidth=0.5,
-                   width=0.8)
+            ax.bar(
+                t, h, bottom=bottom, color=cmap(i % 20), edgecolor="black", linewidth=0.5, width=0.8
+            )
             if h >= 0.06 * inst.memory:
-                ax.text(t, bottom + h / 2, f"{inst.ids[i]}\n{h}", ha="center", va="center",
-                        fontsize=7)
+                ax.text(
+                    t, bottom + h / 2, f"{inst.ids[i]}\n{h}", ha="center", va="center", fontsize=7
+                )
             bottom += h
-    ax.axhline(inst.memory, color="black", linestyle="--", linewidth=1,
-               label=f"M = {inst.memory} tokens")
+    ax.axhline(
+        inst.memory, color="black", linestyle="--", linewidth=1, label=f"M = {inst.memory} tokens"
+    )
     ax.set_xticks(range(1, T + 1))
     ax.set_xlabel("round")
     ax.set_ylabel("KV cache held (tokens)")
-    ax.set_title(title or f"{schedule.policy or 'schedule'} on {inst.name}: "
-                 f"TEL = {schedule.tel} rounds")
+    ax.set_title(
+        title or f"{schedule.policy or 'schedule'} on {inst.name}: TEL = {schedule.tel} rounds"
+    )
     ax.legend(loc="upper right", fontsize=8)
     ax.set_ylim(0, inst.memory * 1.15)
     return fig
@@ -287,19 +312,36 @@ def plot_ratio_distribution(
     data = _rows_by_policy(rows, column)
     names = list(data)
     rng = np.random.default_rng(seed)
-    ax.boxplot([data[p] for p in names], positions=range(len(names)), widths=0.5,
-               showfliers=False, medianprops={"color": "black"})
+    ax.boxplot(
+        [data[p] for p in names],
+        positions=range(len(names)),
+        widths=0.5,
+        showfliers=False,
+        medianprops={"color": "black"},
+    )
     for k, p in enumerate(names):
         v = data[p]
-        ax.scatter(k + rng.uniform(-0.18, 0.18, v.size), v, s=9, alpha=0.5, color=_color(p),
-                   zorder=3)
-        ax.annotate(f"max {v.max():.2f}", (k, v.max()), textcoords="offset points",
-                    xytext=(0, 6), ha="center", fontsize=8)
+        ax.scatter(
+            k + rng.uniform(-0.18, 0.18, v.size), v, s=9, alpha=0.5, color=_color(p), zorder=3
+        )
+        ax.annotate(
+            f"max {v.max():.2f}",
+            (k, v.max()),
+            textcoords="offset points",
+            xytext=(0, 6),
+            ha="center",
+            fontsize=8,
+        )
     ax.set_yscale("log")
     top = max([float(v.max()) for v in data.values()] + list((worst or {}).values()) + [1.0])
     if bound is not None:
-        ax.axhline(bound, color="black", linestyle="--", linewidth=1,
-                   label=f"proven bound of Sorted-F: {bound:g}")
+        ax.axhline(
+            bound,
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label=f"proven bound of Sorted-F: {bound:g}",
+        )
         top = max(top, bound)
     ax.set_ylim(0.95, top * 1.6)
     ax.set_xticks(range(len(names)), names)
@@ -314,8 +356,16 @@ def plot_ratio_distribution(
     for p, value in (worst or {}).items():
         if p in names:
             k = names.index(p)
-            ax.scatter([k + 0.32], [value], marker="*", s=160, color=_color(p), edgecolor="black",
-                       zorder=4, label=f"worst {p} found by adversarial search: {value:.2f}")
+            ax.scatter(
+                [k + 0.32],
+                [value],
+                marker="*",
+                s=160,
+                color=_color(p),
+                edgecolor="black",
+                zorder=4,
+                label=f"worst {p} found by adversarial search: {value:.2f}",
+            )
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(axis="y", alpha=0.3, which="both")
     return fig
@@ -353,19 +403,30 @@ def plot_families(
     for name, fam in FAMILIES.items():
         xs = Ms[Ms >= fam.min_memory]
         ys = [float(family_ratio(name, int(M))) for M in xs]
-        ax.plot(xs, ys, color=_color(fam.policy),
-                label=f"{fam.policy} on the {_FAMILY_LABEL[name]}")
+        ax.plot(
+            xs, ys, color=_color(fam.policy), label=f"{fam.policy} on the {_FAMILY_LABEL[name]}"
+        )
         if rows:
-            pts = [(int(r["memory"]), float(r["ratio"])) for r in rows
-                   if r["family"] == name and r["policy"] == fam.policy]
+            pts = [
+                (int(r["memory"]), float(r["ratio"]))
+                for r in rows
+                if r["family"] == name and r["policy"] == fam.policy
+            ]
             if pts:
                 ax.plot(*zip(*sorted(pts), strict=True), "o", color=_color(fam.policy), ms=5)
     if rows:
-        sf = sorted((int(r["memory"]), float(r["ratio"])) for r in rows
-                    if r["policy"] == "sorted-f")
+        sf = sorted(
+            (int(r["memory"]), float(r["ratio"])) for r in rows if r["policy"] == "sorted-f"
+        )
         if sf:
-            ax.plot([m for m, _ in sf], [v for _, v in sf], "s", color=_color("sorted-f"),
-                    ms=5, label="sorted-f on all three families (executor runs)")
+            ax.plot(
+                [m for m, _ in sf],
+                [v for _, v in sf],
+                "s",
+                color=_color("sorted-f"),
+                ms=5,
+                label="sorted-f on all three families (executor runs)",
+            )
     else:
         ax.axhline(1, color=_color("sorted-f"), label="sorted-f on all three families")
     guide = np.sqrt(Ms.astype(float)) / 2
@@ -380,8 +441,13 @@ def plot_families(
     return fig
 
 
-def plot_search_history(history: Sequence[float], ax: Axes | None = None, *,
-                        title: str | None = None, policy: str = "sorted-f") -> Figure:
+def plot_search_history(
+    history: Sequence[float],
+    ax: Axes | None = None,
+    *,
+    title: str | None = None,
+    policy: str = "sorted-f",
+) -> Figure:
     """Best ``TEL(policy) / OPT`` found so far against the step of an adversarial search.
 
     Parameters
@@ -446,8 +512,7 @@ def plot_grouped_bars(
     for k, p in enumerate(policies):
         xs = [j + (k - (len(policies) - 1) / 2) * width for j in range(len(groups))]
         ys = [table[g].get(p, np.nan) for g in groups]
-        ax.bar(xs, ys, width=width, color=_color(p), label=p, edgecolor="black",
-               linewidth=0.4)
+        ax.bar(xs, ys, width=width, color=_color(p), label=p, edgecolor="black", linewidth=0.4)
     if hline is not None:
         ax.axhline(hline, color="black", linestyle="--", linewidth=1, label=hline_label)
     ax.set_xticks(range(len(groups)), groups, fontsize=9)
@@ -512,9 +577,14 @@ def readme_figures(
 
     if work_dir is None:
         with tempfile.TemporaryDirectory() as tmp:
-            return readme_figures(out_dir, work_dir=tmp, seeds=seeds,
-                                  family_memories=family_memories,
-                                  adversarial_dir=adversarial_dir, progress=progress)
+            return readme_figures(
+                out_dir,
+                work_dir=tmp,
+                seeds=seeds,
+                family_memories=family_memories,
+                adversarial_dir=adversarial_dir,
+                progress=progress,
+            )
     out = Path(out_dir)
     work = Path(work_dir)
     rows_f = family_sweep(work / "families.csv", memories=family_memories, progress=progress)
@@ -522,8 +592,11 @@ def readme_figures(
     rows_r = ratio_sweep(work / "ratios.csv", seeds=seeds, progress=progress)
     worst = None
     if adversarial_dir is not None and Path(adversarial_dir).is_dir():
-        ratios = [row["ratio"] for row in catalogue_rows(adversarial_dir)
-                  if row.get("policy") == "sorted-f" and row.get("ratio") is not None]
+        ratios = [
+            row["ratio"]
+            for row in catalogue_rows(adversarial_dir)
+            if row.get("policy") == "sorted-f" and row.get("ratio") is not None
+        ]
         worst = {"sorted-f": max(ratios)} if ratios else None
     p2 = save_figure(plot_ratio_distribution(rows_r, worst=worst), out / "ratios.png")
     return [p1, p2]
@@ -539,4 +612,3 @@ def _main(argv: Sequence[str]) -> int:
 if __name__ == "__main__":  # pragma: no cover
     matplotlib.use("Agg")
     raise SystemExit(_main(sys.argv[1:]))
-

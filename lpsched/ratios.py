@@ -64,8 +64,21 @@ SORTED_F_BOUND = 48
 #: Mean footprint ``s + o`` of the 80/20 mix in tokens (shipped tables, 20,000 draws).
 _MIX_MEAN_SIZE = 1662.0
 
-RATIO_FIELDS = ["workload", "n", "memory", "seed", "policy", "tel", "opt", "opt_status",
-                "lower_bound", "lp_bound", "ratio_opt", "ratio_lp", "exact_s"]
+RATIO_FIELDS = [
+    "workload",
+    "n",
+    "memory",
+    "seed",
+    "policy",
+    "tel",
+    "opt",
+    "opt_status",
+    "lower_bound",
+    "lp_bound",
+    "ratio_opt",
+    "ratio_lp",
+    "exact_s",
+]
 
 
 # ===================================================================================== instances
@@ -105,8 +118,9 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
     Source: ours (the 80/20 mix is the paper's headline workload, section 6).
     """
     if workload not in SMALL_WORKLOADS:
-        raise ValueError(f"unknown small workload {workload!r}; choose from "
-                         f"{', '.join(SMALL_WORKLOADS)}")
+        raise ValueError(
+            f"unknown small workload {workload!r}; choose from {', '.join(SMALL_WORKLOADS)}"
+        )
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     if memory < 2:
@@ -131,16 +145,22 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
     o = np.asarray(o, dtype=np.int64)
     s = np.minimum(np.asarray(s, dtype=np.int64), M - o)
     return Instance.from_arrays(
-        s, o, M, name=f"small-{workload}-n{n}-M{M}-s{seed}",
-        metadata={"source": "lpsched.ratios.small_instance", "workload": workload,
-                  "seed": seed},
+        s,
+        o,
+        M,
+        name=f"small-{workload}-n{n}-M{M}-s{seed}",
+        metadata={"source": "lpsched.ratios.small_instance", "workload": workload, "seed": seed},
     )
 
 
 # ======================================================================================= optimum
 def _key(instance: Instance) -> tuple:
-    return (instance.memory, tuple(instance.prefill.tolist()), tuple(instance.decode.tolist()),
-            tuple(instance.arrival.tolist()))
+    return (
+        instance.memory,
+        tuple(instance.prefill.tolist()),
+        tuple(instance.decode.tolist()),
+        tuple(instance.arrival.tolist()),
+    )
 
 
 class OptimumCache:
@@ -180,8 +200,9 @@ class OptimumCache:
         self.seconds += time.perf_counter() - t0
         self.solves += 1
         if res.objective is None:
-            raise RuntimeError(f"{instance.name}: the exact solver found no schedule "
-                               f"(status {res.status})")
+            raise RuntimeError(
+                f"{instance.name}: the exact solver found no schedule (status {res.status})"
+            )
         out = (int(res.objective), float(res.bound), str(res.status) == "optimal")
         self.store[key] = out
         return out
@@ -248,10 +269,18 @@ def ratio_sweep(
         lp = lp_bound(inst).bound
         for policy in task["policies"]:
             tel = run_policy(inst, policy).check().tel
-            yield {**task, "policy": policy, "tel": tel, "opt": opt,
-                   "opt_status": "optimal" if optimal else "best-known",
-                   "lower_bound": bound, "lp_bound": lp, "ratio_opt": tel / opt,
-                   "ratio_lp": tel / lp, "exact_s": exact_s}
+            yield {
+                **task,
+                "policy": policy,
+                "tel": tel,
+                "opt": opt,
+                "opt_status": "optimal" if optimal else "best-known",
+                "lower_bound": bound,
+                "lp_bound": lp,
+                "ratio_opt": tel / opt,
+                "ratio_lp": tel / lp,
+                "exact_s": exact_s,
+            }
 
     tasks = []
     for w in workloads:
@@ -278,13 +307,30 @@ def ratio_summary(rows: Sequence[Mapping[str, Any]]) -> str:
     for (w, p), vals in by.items():
         ro = np.array([v[0] for v in vals])
         rl = np.array([v[1] for v in vals])
-        out.append({"workload": w, "policy": p, "instances": len(vals),
-                    "mean TEL/OPT": f"{ro.mean():.3f}", "max TEL/OPT": f"{ro.max():.3f}",
-                    "optimal share": f"{np.mean(ro <= 1 + 1e-9):.0%}",
-                    "max TEL/LP": f"{rl.max():.3f}"})
+        out.append(
+            {
+                "workload": w,
+                "policy": p,
+                "instances": len(vals),
+                "mean TEL/OPT": f"{ro.mean():.3f}",
+                "max TEL/OPT": f"{ro.max():.3f}",
+                "optimal share": f"{np.mean(ro <= 1 + 1e-9):.0%}",
+                "max TEL/LP": f"{rl.max():.3f}",
+            }
+        )
     out.sort(key=lambda r: (r["workload"] == "all", r["workload"]))
-    return markdown_table(out, ["workload", "policy", "instances", "mean TEL/OPT",
-                                "max TEL/OPT", "optimal share", "max TEL/LP"])
+    return markdown_table(
+        out,
+        [
+            "workload",
+            "policy",
+            "instances",
+            "mean TEL/OPT",
+            "max TEL/OPT",
+            "optimal share",
+            "max TEL/LP",
+        ],
+    )
 
 
 # ============================================================================ adversarial search
@@ -329,8 +375,9 @@ class SearchResult:
     call: str = ""
 
 
-def _mutate(s: np.ndarray, o: np.ndarray, M: int, rng: np.random.Generator, max_memory: int,
-            max_decode: int) -> tuple[np.ndarray, np.ndarray, int]:
+def _mutate(
+    s: np.ndarray, o: np.ndarray, M: int, rng: np.random.Generator, max_memory: int, max_decode: int
+) -> tuple[np.ndarray, np.ndarray, int]:
     """One random move; the result satisfies ``o_i >= 1``, ``s_i >= 0``, ``s_i + o_i <= M``."""
     s, o = s.copy(), o.copy()
     n = s.size
@@ -466,24 +513,30 @@ def adversarial_search(
     assert best is not None
     ratio, tel, inst = best
     opt, bound, optimal = cache.get(inst)
-    call = (f"adversarial_search({policy!r}, n={n}, memory={memory}, steps={steps}, "
-            f"restarts={restarts}, seed={seed}, max_memory={max_memory}, "
-            f"max_decode={max_decode}, workload={workload!r}, solver={solver!r}, "
-            f"time_limit={time_limit}, temperature={temperature})")
+    call = (
+        f"adversarial_search({policy!r}, n={n}, memory={memory}, steps={steps}, "
+        f"restarts={restarts}, seed={seed}, max_memory={max_memory}, "
+        f"max_decode={max_decode}, workload={workload!r}, solver={solver!r}, "
+        f"time_limit={time_limit}, temperature={temperature})"
+    )
     name = f"adv-{policy}-n{inst.n}-M{inst.memory}-s{seed}"
-    inst = inst.replace(name=name, metadata={
-        "source": "lpsched.ratios.adversarial_search",
-        "found_by": call,
-        "policy": policy,
-        "ratio": ratio,
-        "tel": tel,
-        "opt": opt,
-        "optimal": optimal,
-        "lower_bound": bound,
-        "seed": seed,
-    })
-    return SearchResult(inst, ratio, tel, opt, bound, optimal, history, evaluations,
-                        time.perf_counter() - t0, call)
+    inst = inst.replace(
+        name=name,
+        metadata={
+            "source": "lpsched.ratios.adversarial_search",
+            "found_by": call,
+            "policy": policy,
+            "ratio": ratio,
+            "tel": tel,
+            "opt": opt,
+            "optimal": optimal,
+            "lower_bound": bound,
+            "seed": seed,
+        },
+    )
+    return SearchResult(
+        inst, ratio, tel, opt, bound, optimal, history, evaluations, time.perf_counter() - t0, call
+    )
 
 
 def save_adversarial(
@@ -530,13 +583,19 @@ def catalogue_rows(folder: str | os.PathLike[str] = "instances/adversarial") -> 
     for path in sorted(Path(folder).glob("*.json")):
         inst = read_instance(path)
         md = inst.metadata
-        rows.append({
-            "name": inst.name, "n": inst.n, "M": inst.memory,
-            "origin": md.get("found_by", md.get("source", "")),
-            "best known TEL": md.get("opt"), "lower bound": md.get("lower_bound"),
-            "proven optimal": "yes" if md.get("optimal") else "no",
-            "ratio": md.get("ratio"), "policy": md.get("policy"),
-        })
+        rows.append(
+            {
+                "name": inst.name,
+                "n": inst.n,
+                "M": inst.memory,
+                "origin": md.get("found_by", md.get("source", "")),
+                "best known TEL": md.get("opt"),
+                "lower bound": md.get("lower_bound"),
+                "proven optimal": "yes" if md.get("optimal") else "no",
+                "ratio": md.get("ratio"),
+                "policy": md.get("policy"),
+            }
+        )
     return rows
 
 
@@ -598,8 +657,15 @@ def family_sweep(
             own = policy == FAMILIES[task["family"]].policy
             if own:
                 assert tel == closed_h, (task, tel, closed_h)
-            yield {**task, "policy": policy, "n": inst.n, "tel": tel, "good_tel": good,
-                   "ratio": tel / good, "closed_form": closed_h if own else ""}
+            yield {
+                **task,
+                "policy": policy,
+                "n": inst.n,
+                "tel": tel,
+                "good_tel": good,
+                "ratio": tel / good,
+                "closed_form": closed_h if own else "",
+            }
 
     tasks = []
     for fam in families:
@@ -659,7 +725,8 @@ def reproduce_families(
     rows = family_sweep(out / "families.csv", memories=memories, progress=progress)
     text = (
         "TEL(policy) / TEL(good schedule) on the adversarial families (executor runs):\n\n"
-        + _family_table(rows) + "\n\nClosed forms (rounds): fcfs L = floor(sqrt M), q = "
+        + _family_table(rows)
+        + "\n\nClosed forms (rounds): fcfs L = floor(sqrt M), q = "
         "floor(M/L): (L + q(L+1)) / (q + L + 1); mcsf q = floor(M/2), k = floor(sqrt 2M): "
         "(k(k+1)/2 + q(k+2)) / (2q + 2k + k(k+1)/2); size L = M-1, r = floor(sqrt 2L): "
         "(L + rL + r(r+1)/2) / (r(r+1)/2 + r + L).\n"
@@ -717,35 +784,78 @@ def reproduce_ratios(
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = ratio_sweep(out / "ratios.csv", workloads=workloads, sizes=sizes,
-                       memories=memories, seeds=seeds, policies=policies, solver=solver,
-                       time_limit=time_limit, progress=progress)
-    parts = [f"TEL(policy) / OPT on {len(rows) // max(1, len(policies))} small "
-             f"instances (proven bound for Sorted-F: {SORTED_F_BOUND}):\n",
-             ratio_summary(rows)]
+    rows = ratio_sweep(
+        out / "ratios.csv",
+        workloads=workloads,
+        sizes=sizes,
+        memories=memories,
+        seeds=seeds,
+        policies=policies,
+        solver=solver,
+        time_limit=time_limit,
+        progress=progress,
+    )
+    parts = [
+        f"TEL(policy) / OPT on {len(rows) // max(1, len(policies))} small "
+        f"instances (proven bound for Sorted-F: {SORTED_F_BOUND}):\n",
+        ratio_summary(rows),
+    ]
     if search_restarts > 0:
-        adv = ResultsCSV(out / "adversarial.csv",
-                         ["policy", "steps", "restarts", "seed", "ratio", "tel", "opt",
-                          "optimal", "n", "memory", "prefill", "decode", "evaluations",
-                          "runtime_s"], ["policy", "steps", "restarts", "seed"])
+        adv = ResultsCSV(
+            out / "adversarial.csv",
+            [
+                "policy",
+                "steps",
+                "restarts",
+                "seed",
+                "ratio",
+                "tel",
+                "opt",
+                "optimal",
+                "n",
+                "memory",
+                "prefill",
+                "decode",
+                "evaluations",
+                "runtime_s",
+            ],
+            ["policy", "steps", "restarts", "seed"],
+        )
 
         def compute(task: Mapping[str, Any]):
-            res = adversarial_search("sorted-f", steps=task["steps"],
-                                     restarts=task["restarts"], seed=task["seed"],
-                                     solver=solver, time_limit=min(time_limit, 10.0))
+            res = adversarial_search(
+                "sorted-f",
+                steps=task["steps"],
+                restarts=task["restarts"],
+                seed=task["seed"],
+                solver=solver,
+                time_limit=min(time_limit, 10.0),
+            )
             path = out / "adversarial-sorted-f.json"
             write_instance(res.instance.replace(name="adversarial-sorted-f"), path)
             if save_to is not None:
                 save_adversarial(res, save_to)
             inst = res.instance
-            yield {**task, "ratio": res.ratio, "tel": res.tel, "opt": res.opt,
-                   "optimal": res.optimal, "n": inst.n, "memory": inst.memory,
-                   "prefill": json.dumps(inst.prefill.tolist()),
-                   "decode": json.dumps(inst.decode.tolist()),
-                   "evaluations": res.evaluations, "runtime_s": res.runtime_s}
+            yield {
+                **task,
+                "ratio": res.ratio,
+                "tel": res.tel,
+                "opt": res.opt,
+                "optimal": res.optimal,
+                "n": inst.n,
+                "memory": inst.memory,
+                "prefill": json.dumps(inst.prefill.tolist()),
+                "decode": json.dumps(inst.decode.tolist()),
+                "evaluations": res.evaluations,
+                "runtime_s": res.runtime_s,
+            }
 
-        task = {"policy": "sorted-f", "steps": search_steps, "restarts": search_restarts,
-                "seed": search_seed}
+        task = {
+            "policy": "sorted-f",
+            "steps": search_steps,
+            "restarts": search_restarts,
+            "seed": search_seed,
+        }
         arows = run_sweep([task], compute, adv, desc="adversarial", progress=progress)
         r = arows[-1]
         parts.append(

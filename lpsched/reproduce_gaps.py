@@ -29,8 +29,20 @@ from .workloads import SMALL_WORKLOADS
 __all__ = ["GAP_POLICIES", "optimality_gaps", "gap_table"]
 
 GAP_POLICIES = ("fcfs", "mcsf", "size", "sorted-f", "sorted-lp")
-FIELDS = ["workload", "n", "seed", "memory", "status", "optimum", "mip_bound", "lp_bound",
-          "mip_s", "lp_s", "policy", "tel"]
+FIELDS = [
+    "workload",
+    "n",
+    "seed",
+    "memory",
+    "status",
+    "optimum",
+    "mip_bound",
+    "lp_bound",
+    "mip_s",
+    "lp_s",
+    "policy",
+    "tel",
+]
 DEFAULT_SIZES = (6, 8, 10, 12)
 DEFAULT_MEMORY = {"scaled-mix": 50, "uniform-small": 30}
 
@@ -87,10 +99,20 @@ def optimality_gaps(
         lp = lp_bound(inst)
         for policy in task["policies"]:
             sched = run_policy(inst, policy, solver="dp").check()
-            yield {"workload": w, "n": n, "seed": seed, "memory": memory,
-                   "status": str(res.status), "optimum": res.objective,
-                   "mip_bound": res.bound, "lp_bound": lp.bound, "mip_s": res.runtime_s,
-                   "lp_s": lp.runtime_s, "policy": policy, "tel": sched.tel}
+            yield {
+                "workload": w,
+                "n": n,
+                "seed": seed,
+                "memory": memory,
+                "status": str(res.status),
+                "optimum": res.objective,
+                "mip_bound": res.bound,
+                "lp_bound": lp.bound,
+                "mip_s": res.runtime_s,
+                "lp_s": lp.runtime_s,
+                "policy": policy,
+                "tel": sched.tel,
+            }
 
     tasks = []
     for w in workloads:
@@ -118,7 +140,9 @@ def gap_table(rows: Sequence[Mapping[str, str]]) -> str:
         proven = [r for r in instances.values() if r["status"] == "optimal"]
         mip_s = [float(r["mip_s"]) for r in instances.values()]
         row: dict[str, Any] = {
-            "workload": w, "n": n, "instances": len(instances),
+            "workload": w,
+            "n": n,
+            "instances": len(instances),
             "proven optimal": f"{len(proven)}/{len(instances)}",
             "MIP s mean / max": f"{np.mean(mip_s):.1f} / {max(mip_s):.1f}",
         }
@@ -132,6 +156,8 @@ def gap_table(rows: Sequence[Mapping[str, str]]) -> str:
             row[policy] = cell
         out.append(row)
     headers = ["workload", "n", "instances", "proven optimal", *GAP_POLICIES, "MIP s mean / max"]
-    note = ("Cells: TEL / LP bound, mean / max over instances; in parentheses TEL / optimum, "
-            "mean / max over the instances proven optimal.")
+    note = (
+        "Cells: TEL / LP bound, mean / max over instances; in parentheses TEL / optimum, "
+        "mean / max over the instances proven optimal."
+    )
     return markdown_table(out, headers) + "\n\n" + note

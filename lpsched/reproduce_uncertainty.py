@@ -43,8 +43,19 @@ INTERVAL_SETTINGS: tuple[tuple[str, str, float], ...] = (
 )
 INTERVAL_POLICIES = ("amax", "amin", "sorted-f-amin")
 HINDSIGHT_POLICIES = ("sorted-f", "mcsf")
-INTERVAL_FIELDS = ["interval", "seed", "n", "memory", "policy", "mean_width", "tel",
-                   "mean_latency", "evictions", "wasted_tokens", "runtime_s"]
+INTERVAL_FIELDS = [
+    "interval",
+    "seed",
+    "n",
+    "memory",
+    "policy",
+    "mean_width",
+    "tel",
+    "mean_latency",
+    "evictions",
+    "wasted_tokens",
+    "runtime_s",
+]
 
 
 def _with_intervals(inst: Instance, kind: str, eps: float, seed: int) -> Instance:
@@ -57,9 +68,17 @@ def _with_intervals(inst: Instance, kind: str, eps: float, seed: int) -> Instanc
     return iv.no_information(inst)
 
 
-def _plot(path: Path, series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
-          xlabel: str, ylabel: str, title: str, logx: bool = False, logy: bool = False,
-          hlines: Mapping[str, float] | None = None) -> None:
+def _plot(
+    path: Path,
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    logx: bool = False,
+    logy: bool = False,
+    hlines: Mapping[str, float] | None = None,
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -153,9 +172,16 @@ def intervals(
             if results.done({**key, "policy": policy}):
                 continue
             sched = run_policy(run_inst, policy, solver=solver).check()
-            yield {**key, "policy": policy, "mean_width": width, "tel": sched.tel,
-                   "mean_latency": sched.mean_latency, "evictions": sched.evictions,
-                   "wasted_tokens": sched.wasted_tokens, "runtime_s": sched.info["runtime_s"]}
+            yield {
+                **key,
+                "policy": policy,
+                "mean_width": width,
+                "tel": sched.tel,
+                "mean_latency": sched.mean_latency,
+                "evictions": sched.evictions,
+                "wasted_tokens": sched.wasted_tokens,
+                "runtime_s": sched.info["runtime_s"],
+            }
 
     todo = []
     for t in tasks:
@@ -179,8 +205,11 @@ def _mean_by(rows, keys, value) -> dict:
 
 def _interval_table(rows, n: int) -> str:
     seeds = sorted({r["seed"] for r in rows})
-    hind = {(r["seed"], r["policy"]): float(r["mean_latency"]) for r in rows
-            if r["interval"] == "hindsight"}
+    hind = {
+        (r["seed"], r["policy"]): float(r["mean_latency"])
+        for r in rows
+        if r["interval"] == "hindsight"
+    }
     out = []
     for label in ["hindsight", *[s[0] for s in INTERVAL_SETTINGS]]:
         sel = [r for r in rows if r["interval"] == label]
@@ -188,15 +217,18 @@ def _interval_table(rows, n: int) -> str:
             continue
         row: dict[str, Any] = {"interval": label}
         row["mean width u-l (tok)"] = (
-            "-" if label == "hindsight"
-            else f"{np.mean([float(r['mean_width']) for r in sel]):.0f}")
+            "-" if label == "hindsight" else f"{np.mean([float(r['mean_width']) for r in sel]):.0f}"
+        )
         pols = HINDSIGHT_POLICIES if label == "hindsight" else INTERVAL_POLICIES
         for p in ("sorted-f", "mcsf", *INTERVAL_POLICIES):
             if p not in pols:
                 row[p] = ""
                 continue
-            vals = [float(r["mean_latency"]) / hind[(r["seed"], "sorted-f")] for r in sel
-                    if r["policy"] == p and (r["seed"], "sorted-f") in hind]
+            vals = [
+                float(r["mean_latency"]) / hind[(r["seed"], "sorted-f")]
+                for r in sel
+                if r["policy"] == p and (r["seed"], "sorted-f") in hind
+            ]
             row[p] = f"{np.mean(vals):.3f}" if vals else "-"
         for p, short in (("amin", "amin"), ("sorted-f-amin", "sf-amin")):
             ev = [float(r["evictions"]) / n for r in sel if r["policy"] == p]
@@ -205,8 +237,10 @@ def _interval_table(rows, n: int) -> str:
             row[f"wasted tok/req {short}"] = f"{np.mean(wt):.1f}" if wt else ""
         out.append(row)
     headers = list(out[0]) if out else ["interval"]
-    base = (f"Mean latency / hindsight Sorted-F mean latency (mean over seeds {', '.join(seeds)};"
-            f" n = {n}).")
+    base = (
+        f"Mean latency / hindsight Sorted-F mean latency (mean over seeds {', '.join(seeds)};"
+        f" n = {n})."
+    )
     return base + "\n\n" + markdown_table(out, headers)
 
 
@@ -218,23 +252,48 @@ def _interval_plot(rows, path: Path) -> None:
         pts = [(eps, mean[(lab, p)]) for eps, lab in mult if (lab, p) in mean]
         if pts:
             series[p] = ([x for x, _ in pts], [y for _, y in pts])
-    hl = {f"hindsight {p}": mean[("hindsight", p)] for p in HINDSIGHT_POLICIES
-          if ("hindsight", p) in mean}
-    _plot(path, series, xlabel="multiplicative interval parameter eps",
-          ylabel="mean latency (rounds)", title="Unknown decode lengths: latency vs interval width",
-          logx=True, hlines=hl)
+    hl = {
+        f"hindsight {p}": mean[("hindsight", p)]
+        for p in HINDSIGHT_POLICIES
+        if ("hindsight", p) in mean
+    }
+    _plot(
+        path,
+        series,
+        xlabel="multiplicative interval parameter eps",
+        ylabel="mean latency (rounds)",
+        title="Unknown decode lengths: latency vs interval width",
+        logx=True,
+        hlines=hl,
+    )
 
 
 # ------------------------------------------------------------------------------ online load
 ONLINE_POLICIES = ("online-fcfs", "online-mcsf", "online-sorted-f")
-ONLINE_FIELDS = ["source", "load", "seed", "n", "memory", "policy", "rate", "round_ms",
-                 "mean_latency", "p50_latency", "p90_latency", "p99_latency", "throughput",
-                 "makespan", "replans", "runtime_s"]
+ONLINE_FIELDS = [
+    "source",
+    "load",
+    "seed",
+    "n",
+    "memory",
+    "policy",
+    "rate",
+    "round_ms",
+    "mean_latency",
+    "p50_latency",
+    "p90_latency",
+    "p99_latency",
+    "throughput",
+    "makespan",
+    "replans",
+    "runtime_s",
+]
 TRACE_FILE = "splitwise_conv.csv"
 
 
-def _online_instance(source: str, load: float, seed: int, n: int, memory: int,
-                     trace_dir: Path | None) -> tuple[Instance, float, float]:
+def _online_instance(
+    source: str, load: float, seed: int, n: int, memory: int, trace_dir: Path | None
+) -> tuple[Instance, float, float]:
     """Instance at nominal load ``load``; returns (instance, rate per round, round ms or nan)."""
     if source == "poisson":
         base = generate("conversation", n, memory, seed=seed)
@@ -245,7 +304,7 @@ def _online_instance(source: str, load: float, seed: int, n: int, memory: int,
     path = trace_dir / TRACE_FILE
     s, o, _ = read_trace_csv(path)
     offset = (seed * 3 * n) % max(1, s.size - n)
-    rate = load * nominal_capacity(s[offset:offset + n], o[offset:offset + n], memory)
+    rate = load * nominal_capacity(s[offset : offset + n], o[offset : offset + n], memory)
     inst = trace_window(path, n, memory, offset=offset, rate=rate)
     return inst, rate, 1000.0 * inst.metadata["round_s"]
 
@@ -302,8 +361,9 @@ def online_load(
     out.mkdir(parents=True, exist_ok=True)
     tdir = None if trace_dir is None else require_trace_files(trace_dir, [TRACE_FILE])
     sources = ["poisson"] + (["trace"] if tdir is not None else [])
-    results = ResultsCSV(out / "online-load.csv", ONLINE_FIELDS,
-                         ["source", "load", "seed", "policy"])
+    results = ResultsCSV(
+        out / "online-load.csv", ONLINE_FIELDS, ["source", "load", "seed", "policy"]
+    )
     tasks = []
     for src in sources:
         for load in loads:
@@ -314,20 +374,36 @@ def online_load(
                     tasks.append({**key, "policy": undone[0]})
 
     def compute(task: Mapping[str, Any]):
-        inst, rate, round_ms = _online_instance(task["source"], float(task["load"]),
-                                                task["seed"], n, memory, tdir)
+        inst, rate, round_ms = _online_instance(
+            task["source"], float(task["load"]), task["seed"], n, memory, tdir
+        )
         key = {"source": task["source"], "load": task["load"], "seed": task["seed"]}
         for policy in ONLINE_POLICIES:
             if results.done({**key, "policy": policy}):
                 continue
             sched = run_policy(inst, policy, solver=solver).check()
             st = latency_stats(sched)
-            yield {**key, "n": n, "memory": memory, "policy": policy, "rate": rate,
-                   "round_ms": round_ms, **{k: st[k] for k in (
-                       "mean_latency", "p50_latency", "p90_latency", "p99_latency",
-                       "throughput", "makespan")},
-                   "replans": sched.info.get("replans", "-"),
-                   "runtime_s": sched.info["runtime_s"]}
+            yield {
+                **key,
+                "n": n,
+                "memory": memory,
+                "policy": policy,
+                "rate": rate,
+                "round_ms": round_ms,
+                **{
+                    k: st[k]
+                    for k in (
+                        "mean_latency",
+                        "p50_latency",
+                        "p90_latency",
+                        "p99_latency",
+                        "throughput",
+                        "makespan",
+                    )
+                },
+                "replans": sched.info.get("replans", "-"),
+                "runtime_s": sched.info["runtime_s"],
+            }
 
     rows = run_sweep(tasks, compute, results, desc="online-load", progress=progress)
     parts = []
@@ -358,22 +434,35 @@ def _online_table(rows, src: str, n: int) -> str:
                 row[f"{lab} {short[p]}"] = f"{np.mean(v):.0f}" if v else "-"
         ratios = {}
         for p in ("online-mcsf", "online-fcfs"):
-            v = [float(by[(load, s, p)]["mean_latency"])
-                 / float(by[(load, s, "online-sorted-f")]["mean_latency"])
-                 for s in seeds if (load, s, p) in by and (load, s, "online-sorted-f") in by]
+            v = [
+                float(by[(load, s, p)]["mean_latency"])
+                / float(by[(load, s, "online-sorted-f")]["mean_latency"])
+                for s in seeds
+                if (load, s, p) in by and (load, s, "online-sorted-f") in by
+            ]
             ratios[p] = float(np.mean(v)) if v else float("nan")
             row[f"{short[p]}/RH-SF"] = f"{ratios[p]:.3f}"
         wins = sum(
-            1 for s in seeds if (load, s, "online-sorted-f") in by and all(
+            1
+            for s in seeds
+            if (load, s, "online-sorted-f") in by
+            and all(
                 float(by[(load, s, "online-sorted-f")]["mean_latency"])
                 < float(by[(load, s, p)]["mean_latency"])
-                for p in ("online-mcsf", "online-fcfs") if (load, s, p) in by))
+                for p in ("online-mcsf", "online-fcfs")
+                if (load, s, p) in by
+            )
+        )
         row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
         out.append(row)
-    title = {"poisson": "Poisson arrivals, conversation workload",
-             "trace": "Azure conversation trace, own arrivals (time-scaled)"}[src]
-    head = (f"**{title}** (n = {n}, mean over seeds {', '.join(seeds)}; latencies in rounds; "
-            "RH-SF = receding-horizon Sorted-F)")
+    title = {
+        "poisson": "Poisson arrivals, conversation workload",
+        "trace": "Azure conversation trace, own arrivals (time-scaled)",
+    }[src]
+    head = (
+        f"**{title}** (n = {n}, mean over seeds {', '.join(seeds)}; latencies in rounds; "
+        "RH-SF = receding-horizon Sorted-F)"
+    )
     return head + "\n\n" + markdown_table(out, list(out[0]))
 
 

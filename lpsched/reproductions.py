@@ -33,22 +33,45 @@ def accepts(reproduction: Reproduction, option: str) -> bool:
 REPRODUCTIONS: dict[str, Reproduction] = {
     r.name: r
     for r in (
-        Reproduction("headline", "mean latency of FCFS, MC-SF, size and Sorted-F on the 80/20 "
-                     "mix (arXiv 2508.06133, section 6)", experiments.headline),
-        Reproduction("sensitivity", "the headline ratios against the conversation workload and "
-                     "the KV-cache budget M", experiments.sensitivity),
-        Reproduction("optimality-gaps", "policies against the proven optimum and the LP bound "
-                     "on small instances (arXiv 2508.06133, section 6)",
-                     reproduce_gaps.optimality_gaps),
-        Reproduction("ratios", "empirical TEL / optimum of every policy on random small "
-                     "instances against the bound 48, and an adversarial search for Sorted-F",
-                     ratios.reproduce_ratios),
-        Reproduction("families", "adversarial families: FCFS, MC-SF and size ratios growing "
-                     "with M while Sorted-F stays at 1", ratios.reproduce_families),
-        Reproduction("intervals", "TEL against prediction-interval width: amax, amin, "
-                     "sorted-f-amin, hindsight sorted-f", reproduce_uncertainty.intervals),
-        Reproduction("online-load", "online load sweep: receding-horizon Sorted-F against "
-                     "MC-SF and FCFS, Poisson and trace arrivals",
-                     reproduce_uncertainty.online_load),
+        Reproduction(
+            "headline",
+            "mean latency of FCFS, MC-SF, size and Sorted-F on the 80/20 "
+            "mix (arXiv 2508.06133, section 6)",
+            experiments.headline,
+        ),
+        Reproduction(
+            "sensitivity",
+            "the headline ratios against the conversation workload and the KV-cache budget M",
+            experiments.sensitivity,
+        ),
+        Reproduction(
+            "optimality-gaps",
+            "policies against the proven optimum and the LP bound "
+            "on small instances (arXiv 2508.06133, section 6)",
+            reproduce_gaps.optimality_gaps,
+        ),
+        Reproduction(
+            "ratios",
+            "empirical TEL / optimum of every policy on random small "
+            "instances against the bound 48, and an adversarial search for Sorted-F",
+            ratios.reproduce_ratios,
+        ),
+        Reproduction(
+            "families",
+            "adversarial families: FCFS, MC-SF and size ratios growing "
+            "with M while Sorted-F stays at 1",
+            ratios.reproduce_families,
+        ),
+        Reproduction(
+            "intervals",
+            "TEL against prediction-interval width: amax, amin, sorted-f-amin, hindsight sorted-f",
+            reproduce_uncertainty.intervals,
+        ),
+        Reproduction(
+            "online-load",
+            "online load sweep: receding-horizon Sorted-F against "
+            "MC-SF and FCFS, Poisson and trace arrivals",
+            reproduce_uncertainty.online_load,
+        ),
     )
 }

@@ -123,7 +123,8 @@ class Schedule:
                 runs = runs.reshape(0, 4)
             if runs.ndim != 2 or runs.shape[1] != 4 or (runs.size and runs.dtype.kind not in "iu"):
                 raise InfeasibleScheduleError(
-                    "runs must be an integer array of rows (request, start, end, completed)")
+                    "runs must be an integer array of rows (request, start, end, completed)"
+                )
             runs = runs.astype(np.int64, copy=True)
             runs.setflags(write=False)
             object.__setattr__(self, "runs", runs)
@@ -252,16 +253,22 @@ class Schedule:
                 continue
             p, end, _ = done[0]
             if p != self.start[i] or end != p + inst.decode[i]:
-                out.append(f"request '{rid}': completed run ({p}, {end}) disagrees with start "
-                           f"{self.start[i]} and decode length {inst.decode[i]}")
+                out.append(
+                    f"request '{rid}': completed run ({p}, {end}) disagrees with start "
+                    f"{self.start[i]} and decode length {inst.decode[i]}"
+                )
             prev_end = int(inst.arrival[i])
             for p, end, flag in runs:
                 if p < prev_end:
-                    out.append(f"request '{rid}': run starting at {p} begins before its arrival "
-                               f"or before its previous run ended ({prev_end})")
+                    out.append(
+                        f"request '{rid}': run starting at {p} begins before its arrival "
+                        f"or before its previous run ended ({prev_end})"
+                    )
                 if flag == 0 and not 1 <= end - p <= inst.decode[i] - 1:
-                    out.append(f"request '{rid}': evicted run ({p}, {end}) must last 1 to "
-                               f"o_i - 1 = {inst.decode[i] - 1} rounds")
+                    out.append(
+                        f"request '{rid}': evicted run ({p}, {end}) must last 1 to "
+                        f"o_i - 1 = {inst.decode[i] - 1} rounds"
+                    )
                 prev_end = end
         return out[:limit]
 
@@ -293,8 +300,9 @@ class Schedule:
             "tel": self.tel,
         }
         if self.runs is not None:
-            out.update(runs=self.runs.tolist(), evictions=self.evictions,
-                       wasted_tokens=self.wasted_tokens)
+            out.update(
+                runs=self.runs.tolist(), evictions=self.evictions, wasted_tokens=self.wasted_tokens
+            )
         return out
 
     def write(self, path: str | os.PathLike[str]) -> None:
@@ -302,8 +310,9 @@ class Schedule:
         Path(path).write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
 
 
-def read_schedule(path: str | os.PathLike[str], instance: Instance, *,
-                  check: bool = True) -> Schedule:
+def read_schedule(
+    path: str | os.PathLike[str], instance: Instance, *, check: bool = True
+) -> Schedule:
     """Read a schedule JSON file written for ``instance``.
 
     Parameters
@@ -340,28 +349,40 @@ def read_schedule(path: str | os.PathLike[str], instance: Instance, *,
     if version != SCHEDULE_VERSION or isinstance(version, bool):
         raise InstanceError(f"{p}: field 'version' is {version!r}; this lpsched reads 1")
     if "instance" in data and data["instance"] != instance.name:
-        raise InstanceError(f"{p}: field 'instance' is {data['instance']!r}, but the instance "
-                            f"given is {instance.name!r}")
+        raise InstanceError(
+            f"{p}: field 'instance' is {data['instance']!r}, but the instance "
+            f"given is {instance.name!r}"
+        )
     start = data.get("start")
     if not isinstance(start, list) or len(start) != instance.n:
         raise InstanceError(f"{p}: field 'start' must list {instance.n} integers")
-    values = [_int_field(x, str(p), f"request '{instance.ids[i]}'", "start")
-              for i, x in enumerate(start)]
+    values = [
+        _int_field(x, str(p), f"request '{instance.ids[i]}'", "start") for i, x in enumerate(start)
+    ]
     for i, v in enumerate(values):
         if not 0 <= v <= MAX_VALUE:
-            raise InstanceError(f"{p}: request '{instance.ids[i]}': field 'start' must be a "
-                                f"round in [0, 2^40], got {v}")
+            raise InstanceError(
+                f"{p}: request '{instance.ids[i]}': field 'start' must be a "
+                f"round in [0, 2^40], got {v}"
+            )
     runs = data.get("runs")
     if runs is not None:
-        if not (isinstance(runs, list) and all(
-                isinstance(r, list) and len(r) == 4
+        if not (
+            isinstance(runs, list)
+            and all(
+                isinstance(r, list)
+                and len(r) == 4
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in r)
-                for r in runs)):
-            raise InstanceError(f"{p}: field 'runs' must list [request, start, end, completed] "
-                                "integer rows")
+                for r in runs
+            )
+        ):
+            raise InstanceError(
+                f"{p}: field 'runs' must list [request, start, end, completed] integer rows"
+            )
         runs = np.asarray(runs, dtype=np.int64).reshape(-1, 4)
-    sched = Schedule(instance, np.asarray(values, dtype=np.int64),
-                     policy=str(data.get("policy", "")), runs=runs)
+    sched = Schedule(
+        instance, np.asarray(values, dtype=np.int64), policy=str(data.get("policy", "")), runs=runs
+    )
     if "completion" in data and data["completion"] != sched.completion.tolist():
         raise InstanceError(f"{p}: field 'completion' disagrees with start + decode length")
     if "tel" in data and (isinstance(data["tel"], bool) or data["tel"] != sched.tel):

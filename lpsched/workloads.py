@@ -127,13 +127,20 @@ def length_table(name: str) -> LengthTable:
     """
     tables = _tables()
     if name not in tables:
-        raise KeyError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (and, for "
-                       "exact solving, scaled-mix and uniform-small, not mixable)")
+        raise KeyError(
+            f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (and, for "
+            "exact solving, scaled-mix and uniform-small, not mixable)"
+        )
     return tables[name]
 
 
 WORKLOADS: tuple[str, ...] = (
-    "conversation", "sharegpt", "summarization", "code", "translation", *MIXTURES
+    "conversation",
+    "sharegpt",
+    "summarization",
+    "code",
+    "translation",
+    *MIXTURES,
 )
 
 
@@ -168,7 +175,8 @@ def parse_mixture(spec: str) -> dict[str, float]:
             weight = float(w) if w else 1.0
         except ValueError:
             raise ValueError(
-                f"workload {spec!r}: weight {w!r} of {name!r} is not a number") from None
+                f"workload {spec!r}: weight {w!r} of {name!r} is not a number"
+            ) from None
         if not weight > 0 or not math.isfinite(weight):
             raise ValueError(f"workload {spec!r}: weight of {name!r} must be positive")
         weights[name] = weights.get(name, 0.0) + weight
@@ -290,7 +298,11 @@ def generate(
     arrival = None if arrival_rate is None else poisson_arrivals(n, arrival_rate, rng)
     weights = parse_mixture(workload)
     return Instance.from_arrays(
-        s, o, memory, arrival, name=label,
+        s,
+        o,
+        memory,
+        arrival,
+        name=label,
         metadata={
             "generator": "lpsched.workloads.generate",
             "workload": workload,
@@ -365,11 +377,14 @@ def from_traces(
     for path, k in zip(paths, counts.tolist(), strict=True):
         s, o, t, line = read_trace_csv(path, with_lines=True)
         if round_s is not None and t is None:
-            raise InstanceError(f"{path}: line 1: missing column 'arrived_at' (needed to keep "
-                                "the trace's arrivals)")
+            raise InstanceError(
+                f"{path}: line 1: missing column 'arrived_at' (needed to keep the trace's arrivals)"
+            )
         if k > s.size:
-            raise InstanceError(f"{path}: has {s.size} rows, fewer than the {k} requests asked "
-                                "of it (rows are drawn without replacement)")
+            raise InstanceError(
+                f"{path}: has {s.size} rows, fewer than the {k} requests asked "
+                "of it (rows are drawn without replacement)"
+            )
         pick = rng.choice(s.size, size=k, replace=False)
         for i in pick.tolist():
             if s[i] + o[i] > memory:
@@ -395,8 +410,12 @@ def from_traces(
         "rows": [rows[i] for i in perm.tolist()],
     }
     return Instance.from_arrays(
-        np.concatenate(s_parts)[perm], np.concatenate(o_parts)[perm], memory, arrival,
-        name=f"traces-n{n}-M{memory}-s{seed}" if name is None else name, metadata=meta,
+        np.concatenate(s_parts)[perm],
+        np.concatenate(o_parts)[perm],
+        memory,
+        arrival,
+        name=f"traces-n{n}-M{memory}-s{seed}" if name is None else name,
+        metadata=meta,
     )
 
 
@@ -427,13 +446,17 @@ def scaled_mix(n: int, seed: int = 0, memory: int = 50) -> Instance:
     o = rng.integers(1, 13, n)
     _check_fits(s, o, memory, "scaled-mix")
     return Instance.from_arrays(
-        s, o, memory, name=f"mix{n}-s{seed}",
+        s,
+        o,
+        memory,
+        name=f"mix{n}-s{seed}",
         metadata={"generator": "lpsched.workloads.scaled_mix", "n": n, "seed": seed},
     )
 
 
-def uniform_small(n: int, seed: int = 0, memory: int = 30, prefill: int = 10,
-                  decode: int = 10) -> Instance:
+def uniform_small(
+    n: int, seed: int = 0, memory: int = 30, prefill: int = 10, decode: int = 10
+) -> Instance:
     """A homogeneous small workload: ``s_i`` uniform in 0..prefill, ``o_i`` in 1..decode.
 
     Parameters
@@ -458,9 +481,17 @@ def uniform_small(n: int, seed: int = 0, memory: int = 30, prefill: int = 10,
     o = rng.integers(1, decode + 1, n)
     _check_fits(s, o, memory, "uniform-small")
     return Instance.from_arrays(
-        s, o, memory, name=f"uniform{n}-s{seed}",
-        metadata={"generator": "lpsched.workloads.uniform_small", "n": n, "seed": seed,
-                  "prefill_max": prefill, "decode_max": decode},
+        s,
+        o,
+        memory,
+        name=f"uniform{n}-s{seed}",
+        metadata={
+            "generator": "lpsched.workloads.uniform_small",
+            "n": n,
+            "seed": seed,
+            "prefill_max": prefill,
+            "decode_max": decode,
+        },
     )
 
 

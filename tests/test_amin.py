@@ -29,8 +29,16 @@ from lpsched.workloads import generate
 
 
 def _case(case) -> Instance:
-    return exact(Instance.from_arrays(case["prefill"], case["decode"], case["memory"],
-                                      case["arrival"], ids=case["ids"], name=case["name"]))
+    return exact(
+        Instance.from_arrays(
+            case["prefill"],
+            case["decode"],
+            case["memory"],
+            case["arrival"],
+            ids=case["ids"],
+            name=case["name"],
+        )
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -61,8 +69,9 @@ def test_exact_intervals_equal_mcsf_and_sorted_f(inst):
 def test_exact_intervals_generated_workload(solver):
     inst = generate("mix-80-20", 300, 16492, seed=4)
     ex = exact(inst)
-    assert np.array_equal(sorted_f_amin(ex, solver=solver).start,
-                          run_policy(inst, "sorted-f", solver=solver).start)
+    assert np.array_equal(
+        sorted_f_amin(ex, solver=solver).start, run_policy(inst, "sorted-f", solver=solver).start
+    )
     assert np.array_equal(amin(ex).start, run_policy(inst, "mcsf").start)
 
 
@@ -80,7 +89,11 @@ def test_hand_computed_eviction():
     assert sched.evictions == 2 and sched.wasted_tokens == 3
     assert sched.info["evictions"] == 2 and sched.info["wasted_tokens"] == 3
     assert sorted(map(tuple, sched.runs.tolist())) == [
-        (0, 0, 4, 1), (1, 0, 2, 0), (1, 2, 3, 0), (1, 4, 7, 1)]
+        (0, 0, 4, 1),
+        (1, 0, 2, 0),
+        (1, 2, 3, 0),
+        (1, 4, 7, 1),
+    ]
     assert sched.peak_memory == 8
     mx = amax(inst).check()
     assert mx.start.tolist() == [2, 0] and mx.tel == 9 and mx.evictions == 0

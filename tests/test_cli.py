@@ -29,8 +29,9 @@ def test_shipped_default_is_the_generator_output():
 
 def test_run_json_keys_and_consistency(tmp_path):
     path = tmp_path / "i.json"
-    r = invoke("generate", "--workload", "conversation", "-n", "60", "--memory", "16492",
-               "-o", str(path))
+    r = invoke(
+        "generate", "--workload", "conversation", "-n", "60", "--memory", "16492", "-o", str(path)
+    )
     assert r.exit_code == 0, r.output
     r = invoke("run", str(path), "--policies", "fcfs,mcsf,sorted-f,mcsf+backfill", "--json")
     assert r.exit_code == 0, r.output
@@ -62,8 +63,9 @@ def test_run_table_and_schedule_file(tmp_path):
 
 def test_bad_input_exits_1_with_a_named_message(tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"memory": 10, "requests": [{"id": "q7", "prefill": 8,
-                                                           "decode": 5}]}))
+    bad.write_text(
+        json.dumps({"memory": 10, "requests": [{"id": "q7", "prefill": 8, "decode": 5}]})
+    )
     r = invoke("run", str(bad))
     assert r.exit_code == 1
     assert "bad.json" in r.stderr and "q7" in r.stderr and "decode" in r.stderr
@@ -95,11 +97,21 @@ def test_more_bad_input_paths(tmp_path):
     assert r.exit_code == 1 and "x.json" in r.stderr and "Traceback" not in r.output
     assert invoke("run", str(good), "--policies", ",").exit_code == 2
     assert invoke("run", str(good), "--policies", "mcsf+").exit_code == 2
-    assert invoke("generate", "-n", "5", "--memory", "16492", "--arrival-rate", "inf",
-                  "-o", str(good)).exit_code == 2
+    assert (
+        invoke(
+            "generate", "-n", "5", "--memory", "16492", "--arrival-rate", "inf", "-o", str(good)
+        ).exit_code
+        == 2
+    )
     huge = tmp_path / "huge.json"
-    huge.write_text(json.dumps({"memory": 2**39, "requests": [
-        {"id": f"q{i}", "prefill": 0, "decode": 2**38} for i in range(8)]}))
+    huge.write_text(
+        json.dumps(
+            {
+                "memory": 2**39,
+                "requests": [{"id": f"q{i}", "prefill": 0, "decode": 2**38} for i in range(8)],
+            }
+        )
+    )
     r = invoke("run", str(huge))
     assert r.exit_code == 1 and "too large" in r.stderr
 
@@ -133,8 +145,19 @@ def test_bound_on_the_default_says_which_bound():
 
 def test_run_skips_what_cannot_run_and_reports_evictions(tmp_path):
     path = tmp_path / "iv.json"
-    r = invoke("generate", "--workload", "conversation", "-n", "150", "--memory", "16492",
-               "--intervals", "multiplicative:0.5", "-o", str(path))
+    r = invoke(
+        "generate",
+        "--workload",
+        "conversation",
+        "-n",
+        "150",
+        "--memory",
+        "16492",
+        "--intervals",
+        "multiplicative:0.5",
+        "-o",
+        str(path),
+    )
     assert r.exit_code == 0, r.output
     r = invoke("run", str(path), "--policies", "mcsf,amin,sorted-lp", "--json")
     assert r.exit_code == 0, r.output
@@ -144,29 +167,66 @@ def test_run_skips_what_cannot_run_and_reports_evictions(tmp_path):
     assert skipped["policy"] == "sorted-lp" and "non-zeros" in skipped["error"]
     amin = data["results"][1]
     assert amin["evictions"] > 0 and amin["wasted_tokens"] > 0
-    r = invoke("generate", "--workload", "code", "-n", "5", "--memory", "16492",
-               "--intervals", "wide", "-o", str(path))
+    r = invoke(
+        "generate",
+        "--workload",
+        "code",
+        "-n",
+        "5",
+        "--memory",
+        "16492",
+        "--intervals",
+        "wide",
+        "-o",
+        str(path),
+    )
     assert r.exit_code == 2
 
 
 def test_instances_with_arrivals_default_to_online_policies(tmp_path):
     path = tmp_path / "a.json"
-    invoke("generate", "--workload", "code", "-n", "40", "--memory", "16492",
-           "--arrival-rate", "0.05", "-o", str(path))
+    invoke(
+        "generate",
+        "--workload",
+        "code",
+        "-n",
+        "40",
+        "--memory",
+        "16492",
+        "--arrival-rate",
+        "0.05",
+        "-o",
+        str(path),
+    )
     data = json.loads(invoke("run", str(path), "--json").stdout)
-    assert [x["policy"] for x in data["results"]] == ["online-fcfs", "online-mcsf",
-                                                      "online-sorted-f"]
+    assert [x["policy"] for x in data["results"]] == [
+        "online-fcfs",
+        "online-mcsf",
+        "online-sorted-f",
+    ]
     r = invoke("run", str(path), "--policies", "mcsf")
     assert "has arrivals" in r.stdout
 
 
 def test_trace_arrivals_in_rounds(tmp_path):
     trace = tmp_path / "t.csv"
-    trace.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n"
-                     "0.0,10,5\n0.05,20,6\n0.25,30,7\n")
+    trace.write_text(
+        "arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,10,5\n0.05,20,6\n0.25,30,7\n"
+    )
     out = tmp_path / "i.json"
-    r = invoke("generate", "--trace", str(trace), "-n", "3", "--memory", "100",
-               "--round-ms", "50", "-o", str(out))
+    r = invoke(
+        "generate",
+        "--trace",
+        str(trace),
+        "-n",
+        "3",
+        "--memory",
+        "100",
+        "--round-ms",
+        "50",
+        "-o",
+        str(out),
+    )
     assert r.exit_code == 0, r.output
     inst = read_instance(out)
     by_prefill = dict(zip(inst.prefill.tolist(), inst.arrival.tolist(), strict=True))
@@ -174,8 +234,10 @@ def test_trace_arrivals_in_rounds(tmp_path):
 
 
 def test_exact_and_export_refuse_models_too_large_to_build(tmp_path):
-    for args in (["exact", str(DEFAULT_INSTANCE)],
-                 ["export", str(DEFAULT_INSTANCE), "-o", str(tmp_path / "m.lp")]):
+    for args in (
+        ["exact", str(DEFAULT_INSTANCE)],
+        ["export", str(DEFAULT_INSTANCE), "-o", str(tmp_path / "m.lp")],
+    ):
         r = invoke(*args)
         assert r.exit_code == 1 and "non-zeros" in r.stderr, args
     assert not (tmp_path / "m.lp").exists()
@@ -193,16 +255,28 @@ def test_exact_with_another_thread_count_in_the_same_process():
 
 def test_schedule_file_keeps_eviction_runs_and_refuses_infeasible(tmp_path):
     path = tmp_path / "iv.json"
-    invoke("generate", "--workload", "conversation", "-n", "150", "--memory", "16492",
-           "--intervals", "multiplicative:0.5", "-o", str(path))
+    invoke(
+        "generate",
+        "--workload",
+        "conversation",
+        "-n",
+        "150",
+        "--memory",
+        "16492",
+        "--intervals",
+        "multiplicative:0.5",
+        "-o",
+        str(path),
+    )
     out = tmp_path / "s.json"
     assert invoke("schedule", str(path), "--policy", "amin", "-o", str(out)).exit_code == 0
     inst = read_instance(path)
     sched = read_schedule(out, inst)
     doc = json.loads(out.read_text())
     assert sched.evictions == doc["evictions"] > 0 and len(doc["runs"]) == inst.n + sched.evictions
-    bad = dict(doc, start=[0] * inst.n, completion=(inst.decode).tolist(),
-               tel=int(inst.decode.sum()))
+    bad = dict(
+        doc, start=[0] * inst.n, completion=(inst.decode).tolist(), tel=int(inst.decode.sum())
+    )
     bad.pop("runs")
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     import pytest
@@ -216,15 +290,29 @@ def test_schedule_file_keeps_eviction_runs_and_refuses_infeasible(tmp_path):
 
 def test_exact_guards_and_bounds(tmp_path):
     far = tmp_path / "far.json"
-    far.write_text(json.dumps({"memory": 20, "requests": [
-        {"id": "a", "prefill": 3, "decode": 4}, {"id": "b", "prefill": 3, "decode": 4,
-                                                 "arrival": 10**9}]}))
+    far.write_text(
+        json.dumps(
+            {
+                "memory": 20,
+                "requests": [
+                    {"id": "a", "prefill": 3, "decode": 4},
+                    {"id": "b", "prefill": 3, "decode": 4, "arrival": 10**9},
+                ],
+            }
+        )
+    )
     for args in (["exact", str(far)], ["bound", str(far), "--method", "lp"]):
         r = invoke(*args)
         assert r.exit_code == 1 and "horizon" in r.stderr, args
     big_m = tmp_path / "bigm.json"  # dp's tables would need n * M cells: the heuristic uses swap
-    big_m.write_text(json.dumps({"memory": 10**7, "requests": [
-        {"id": f"q{i}", "prefill": 1, "decode": 1 + i % 3} for i in range(6)]}))
+    big_m.write_text(
+        json.dumps(
+            {
+                "memory": 10**7,
+                "requests": [{"id": f"q{i}", "prefill": 1, "decode": 1 + i % 3} for i in range(6)],
+            }
+        )
+    )
     data = json.loads(invoke("exact", str(big_m), "--json").stdout)
     assert data["status"] == "optimal" and data["objective"] == 12
     assert invoke("exact", str(EXACT), "--time-limit", "nan").exit_code == 2

@@ -53,8 +53,14 @@ def reference_execute(instance: Instance, order, backfill: bool = False) -> list
 
 
 def _instance(case) -> Instance:
-    return Instance.from_arrays(case["prefill"], case["decode"], case["memory"], case["arrival"],
-                                ids=case["ids"], name=case["name"])
+    return Instance.from_arrays(
+        case["prefill"],
+        case["decode"],
+        case["memory"],
+        case["arrival"],
+        ids=case["ids"],
+        name=case["name"],
+    )
 
 
 def _order(case, key: str) -> list[int]:
@@ -176,8 +182,7 @@ def test_executor_matches_reference_executor(pair, backfill):
 
 
 @settings(max_examples=60, deadline=None)
-@given(instance_and_order(max_n=14, max_memory=60, max_decode=15, max_arrival=20),
-       st.booleans())
+@given(instance_and_order(max_n=14, max_memory=60, max_decode=15, max_arrival=20), st.booleans())
 def test_executor_matches_reference_executor_larger(pair, backfill):
     inst, order = pair
     assert execute(inst, order, backfill=backfill).start.tolist() == reference_execute(
@@ -186,8 +191,7 @@ def test_executor_matches_reference_executor_larger(pair, backfill):
 
 
 @settings(max_examples=15, deadline=None)
-@given(instance_and_order(max_n=150, max_memory=12, max_decode=4, max_arrival=40),
-       st.booleans())
+@given(instance_and_order(max_n=150, max_memory=12, max_decode=4, max_arrival=40), st.booleans())
 def test_executor_matches_reference_executor_many_requests(pair, backfill):
     """Long runs with many distinct completion rounds (exercises the pruning of the past)."""
     inst, order = pair

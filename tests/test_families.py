@@ -44,8 +44,10 @@ def test_formulas_by_hand(M):
     q = M // L
     assert family_tels("fcfs", M) == (L + q * (L + 1), q + L + 1)
     q, k = M // 2, math.isqrt(2 * M)
-    assert family_tels("mcsf", M) == (k * (k + 1) // 2 + q * (k + 2),
-                                      2 * q + 2 * k + k * (k + 1) // 2)
+    assert family_tels("mcsf", M) == (
+        k * (k + 1) // 2 + q * (k + 2),
+        2 * q + 2 * k + k * (k + 1) // 2,
+    )
     L = M - 1
     r = math.isqrt(2 * L)
     assert family_tels("size", M) == (L + r * L + r * (r + 1) // 2, r * (r + 1) // 2 + r + L)
@@ -95,8 +97,9 @@ def test_metadata_and_shapes():
     assert family_instance("size", 20).n == math.isqrt(38) + 1
 
 
-@pytest.mark.parametrize("name,M", [("fcfs", 1), ("mcsf", 3), ("size", 0), ("size", 2.5),
-                                    ("nope", 10)])
+@pytest.mark.parametrize(
+    "name,M", [("fcfs", 1), ("mcsf", 3), ("size", 0), ("size", 2.5), ("nope", 10)]
+)
 def test_bad_parameters(name, M):
     with pytest.raises(ValueError):
         family_instance(name, M)

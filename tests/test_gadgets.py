@@ -102,10 +102,17 @@ def test_known_small_cases():
     assert solve_three_partition([1, 2], 3) is None
 
 
-@pytest.mark.parametrize("bad", [
-    dict(m=0, B=13), dict(m=-1, B=13), dict(m=2, B=8), dict(m=2, B=5), dict(m=2.5, B=13),
-    dict(m=2, B=13, distinct=True),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(m=0, B=13),
+        dict(m=-1, B=13),
+        dict(m=2, B=8),
+        dict(m=2, B=5),
+        dict(m=2.5, B=13),
+        dict(m=2, B=13, distinct=True),
+    ],
+)
 def test_bad_parameters_raise(bad):
     with pytest.raises(ValueError):
         gadget(**bad)

@@ -29,8 +29,14 @@ def _write_json(path, data) -> str:
 
 
 def _doc(requests, memory=20, **extra):
-    return {"format": "lpsched/instance", "version": 1, "name": "t", "memory": memory,
-            "requests": requests, **extra}
+    return {
+        "format": "lpsched/instance",
+        "version": 1,
+        "name": "t",
+        "memory": memory,
+        "requests": requests,
+        **extra,
+    }
 
 
 GOOD = [
@@ -145,8 +151,14 @@ def _same(a: Instance, b: Instance) -> None:
 
 
 def test_json_round_trip_offline(tmp_path):
-    inst = Instance.from_arrays([812, 0, 5], [143, 1, 9], 16492, ids=["r0", "x", "y"],
-                                name="demo", metadata={"source": "unit", "seed": 0})
+    inst = Instance.from_arrays(
+        [812, 0, 5],
+        [143, 1, 9],
+        16492,
+        ids=["r0", "x", "y"],
+        name="demo",
+        metadata={"source": "unit", "seed": 0},
+    )
     path = tmp_path / "demo.json"
     write_instance(inst, path)
     data = json.loads(path.read_text())
@@ -310,8 +322,11 @@ def _csv_error(path, *needles):
 
 
 def test_csv_extra_columns(tmp_path):
-    path = _csv(tmp_path, "request_id,num_decode_tokens,model,num_prefill_tokens\n"
-                          "q1,143,llama,812\nq2,1,llama,0\nq3,7,x,33\n")
+    path = _csv(
+        tmp_path,
+        "request_id,num_decode_tokens,model,num_prefill_tokens\n"
+        "q1,143,llama,812\nq2,1,llama,0\nq3,7,x,33\n",
+    )
     s, o, a = read_trace_csv(path)
     assert s.tolist() == [812, 0, 33]
     assert o.tolist() == [143, 1, 7]
@@ -320,8 +335,10 @@ def test_csv_extra_columns(tmp_path):
 
 
 def test_csv_with_arrivals_and_integer_floats(tmp_path):
-    path = _csv(tmp_path, "num_prefill_tokens,num_decode_tokens,arrived_at\n"
-                          "812.0,143,0.0\n5,2,0.25\n\n6,1,3.5\n")
+    path = _csv(
+        tmp_path,
+        "num_prefill_tokens,num_decode_tokens,arrived_at\n812.0,143,0.0\n5,2,0.25\n\n6,1,3.5\n",
+    )
     s, o, a = read_trace_csv(path)
     assert s.tolist() == [812, 5, 6]
     assert o.tolist() == [143, 2, 1]

@@ -21,8 +21,9 @@ pytestmark = pytest.mark.skipif(not PYOMO.exists(), reason="pyomo command not in
 
 def _pyomo(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, LPSCHED_INSTANCE=str(INSTANCE))
-    return subprocess.run([str(PYOMO), *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(PYOMO), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def _solve_file(path: Path) -> float:
@@ -33,13 +34,20 @@ def _solve_file(path: Path) -> float:
     return h.getInfo().objective_function_value
 
 
-@pytest.mark.parametrize(("model", "value"), [("time_indexed.py", OPTIMUM),
-                                              ("time_indexed_lp.py", LP_VALUE)])
+@pytest.mark.parametrize(
+    ("model", "value"), [("time_indexed.py", OPTIMUM), ("time_indexed_lp.py", LP_VALUE)]
+)
 @pytest.mark.parametrize("fmt", ["lp", "mps"])
 def test_pyomo_convert(tmp_path, model, value, fmt):
     out = tmp_path / f"model.{fmt}"
-    proc = _pyomo("convert", "--symbolic-solver-labels", "--output", str(out),
-                  str(ROOT / "models" / model), cwd=tmp_path)
+    proc = _pyomo(
+        "convert",
+        "--symbolic-solver-labels",
+        "--output",
+        str(out),
+        str(ROOT / "models" / model),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     if fmt == "lp":
         text = out.read_text()
@@ -48,8 +56,7 @@ def test_pyomo_convert(tmp_path, model, value, fmt):
 
 
 def test_pyomo_solve_with_highs(tmp_path):
-    proc = _pyomo("solve", "--solver=highs", str(ROOT / "models" / "time_indexed.py"),
-                  cwd=tmp_path)
+    proc = _pyomo("solve", "--solver=highs", str(ROOT / "models" / "time_indexed.py"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = (tmp_path / "results.yml").read_text()
     assert "Termination condition: optimal" in results

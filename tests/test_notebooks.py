@@ -13,8 +13,14 @@ CELL_TIMEOUT = 150  # seconds per cell
 
 def test_there_are_notebooks():
     names = [p.stem for p in NOTEBOOKS]
-    for stem in ("01_quickstart", "02_optimality_gaps", "03_ratio_vs_48", "04_np_hardness",
-                 "05_heuristic_families", "06_workload_sensitivity"):
+    for stem in (
+        "01_quickstart",
+        "02_optimality_gaps",
+        "03_ratio_vs_48",
+        "04_np_hardness",
+        "05_heuristic_families",
+        "06_workload_sensitivity",
+    ):
         assert stem in names
 
 
@@ -35,9 +41,14 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.chdir(tmp_path)
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}})
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
     client.execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "error"]
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
     assert not errors

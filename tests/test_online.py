@@ -52,10 +52,17 @@ def reference_online(inst: Instance, policy: str, replan_every: int | None = Non
                 plan = sorted(waiting, key=lambda i: (a[i], i))
         for h in [i for i in plan if start[i] is None]:
             ok = all(
-                sum(s[j] + r - start[j] for j in range(n)
-                    if start[j] is not None and start[j] < r <= start[j] + o[j])
-                + s[h] + r - t <= M
-                for r in range(t + 1, t + o[h] + 1))
+                sum(
+                    s[j] + r - start[j]
+                    for j in range(n)
+                    if start[j] is not None and start[j] < r <= start[j] + o[j]
+                )
+                + s[h]
+                + r
+                - t
+                <= M
+                for r in range(t + 1, t + o[h] + 1)
+            )
             if not ok:
                 break
             start[h] = t
@@ -66,8 +73,11 @@ def reference_online(inst: Instance, policy: str, replan_every: int | None = Non
 @settings(max_examples=200, deadline=None)
 @given(instances(max_n=7, max_arrival=8), st.sampled_from([None, 1, 2, 3]))
 def test_matches_round_by_round_reference(inst, replan_every):
-    for policy, fn, opts in (("sorted-f", online_sorted_f, {"solver": "dp"}),
-                             ("mcsf", online_mcsf, {}), ("fcfs", online_fcfs, {})):
+    for policy, fn, opts in (
+        ("sorted-f", online_sorted_f, {"solver": "dp"}),
+        ("mcsf", online_mcsf, {}),
+        ("fcfs", online_fcfs, {}),
+    ):
         sched = fn(inst, replan_every=replan_every, **opts)
         assert sched.start.tolist() == reference_online(inst, policy, replan_every), policy
         assert sched.feasible
@@ -83,8 +93,10 @@ def test_online_fcfs_is_the_fcfs_executor(inst):
 @pytest.mark.parametrize("solver", ["swap", "quantile"])
 def test_offline_arrivals_give_offline_sorted_f(solver):
     inst = generate("mix-80-20", 400 if solver == "swap" else 1200, 16492, seed=5)
-    assert np.array_equal(online_sorted_f(inst, solver=solver).start,
-                          run_policy(inst, "sorted-f", solver=solver).start)
+    assert np.array_equal(
+        online_sorted_f(inst, solver=solver).start,
+        run_policy(inst, "sorted-f", solver=solver).start,
+    )
     assert np.array_equal(online_mcsf(inst).start, run_policy(inst, "mcsf").start)
 
 
@@ -118,12 +130,17 @@ def test_latency_stats_hand_case():
 
 def test_trace_arrivals_and_window(tmp_path):
     assert trace_arrival_rounds(np.array([10.0, 10.05, 10.12, 11.0]), 0.05).tolist() == [
-        0, 1, 2, 20]
+        0,
+        1,
+        2,
+        20,
+    ]
     with pytest.raises(ValueError):
         trace_arrival_rounds(np.array([0.0]), 0)
     p = tmp_path / "t.csv"
-    p.write_text("arrived_at,num_prefill_tokens,num_decode_tokens\n"
-                 "0.0,4,2\n1.0,3,1\n3.0,1,5\n4.0,2,2\n")
+    p.write_text(
+        "arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,4,2\n1.0,3,1\n3.0,1,5\n4.0,2,2\n"
+    )
     inst = trace_window(p, 3, 10, offset=1, round_s=0.5)
     assert inst.arrival.tolist() == [0, 4, 6] and inst.decode.tolist() == [1, 5, 2]
     # rate 1 request per round: span 3 s over 2 gaps -> round_s = 1.5 s

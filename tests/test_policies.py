@@ -27,12 +27,15 @@ def test_sorted_f_options():
     assert set(POLICIES["sorted-f"].options) >= {"solver", "sample_size", "quantile", "seed"}
 
 
-@pytest.mark.parametrize("spec, name, backfill", [
-    ("mcsf+backfill", "mcsf", True),
-    ("mcsf", "mcsf", False),
-    (" fcfs ", "fcfs", False),
-    ("sorted-f+backfill", "sorted-f", True),
-])
+@pytest.mark.parametrize(
+    "spec, name, backfill",
+    [
+        ("mcsf+backfill", "mcsf", True),
+        ("mcsf", "mcsf", False),
+        (" fcfs ", "fcfs", False),
+        ("sorted-f+backfill", "sorted-f", True),
+    ],
+)
 def test_parse_policy(spec, name, backfill):
     pol, bf = parse_policy(spec)
     assert pol is POLICIES[name]
@@ -90,8 +93,9 @@ def test_offline_fcfs_is_index_order():
     assert fcfs_order(inst).tolist() == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("name, fn", [("fcfs", fcfs_order), ("mcsf", mcsf_order),
-                                      ("size", size_order)])
+@pytest.mark.parametrize(
+    "name, fn", [("fcfs", fcfs_order), ("mcsf", mcsf_order), ("size", size_order)]
+)
 def test_registry_runs_the_order(name, fn):
     sched = run_policy(TIES, name)
     assert sched.info["order"].tolist() == fn(TIES).tolist()

@@ -65,9 +65,14 @@ def test_small_instance_shapes_of_workloads():
     assert (hd.decode >= 8).all() and (hp.decode <= 4).all()
 
 
-@pytest.mark.parametrize("bad", [dict(workload="nope", n=3, memory=10),
-                                 dict(workload="uniform", n=0, memory=10),
-                                 dict(workload="mix", n=3, memory=1)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(workload="nope", n=3, memory=10),
+        dict(workload="uniform", n=0, memory=10),
+        dict(workload="mix", n=3, memory=1),
+    ],
+)
 def test_small_instance_errors(bad):
     with pytest.raises(ValueError):
         small_instance(**bad)
@@ -88,8 +93,7 @@ def test_hand_checked_sorted_f_ratio():
 
 def test_ratio_sweep_and_resume(tmp_path):
     path = tmp_path / "r.csv"
-    kw = dict(workloads=SMALL_WORKLOADS, sizes=(4,), memories=(12,), seeds=(0,),
-              progress=False)
+    kw = dict(workloads=SMALL_WORKLOADS, sizes=(4,), memories=(12,), seeds=(0,), progress=False)
     rows = ratio_sweep(path, **kw)
     assert len(rows) == 4 * 5
     for r in rows:
@@ -109,14 +113,19 @@ def test_adversarial_search_small():
     assert res.ratio >= 1 and res.evaluations == 2 * 16
     assert all(b >= a for a, b in zip(res.history[:-1], res.history[1:], strict=True))
     md = res.instance.metadata
-    assert md["ratio"] == res.ratio and md["opt"] == res.opt and "adversarial_search(" in \
-        md["found_by"]
+    assert (
+        md["ratio"] == res.ratio
+        and md["opt"] == res.opt
+        and "adversarial_search(" in md["found_by"]
+    )
     # the ratio is reproducible from the instance alone
     assert run_policy(res.instance, "sorted-f").tel == res.tel
     assert solve_exact(res.instance).objective == res.opt
     again = adversarial_search(n=4, memory=10, steps=15, restarts=2, seed=1)
-    assert again.ratio == res.ratio and again.instance.prefill.tolist() == \
-        res.instance.prefill.tolist()
+    assert (
+        again.ratio == res.ratio
+        and again.instance.prefill.tolist() == res.instance.prefill.tolist()
+    )
 
 
 def test_adversarial_search_errors():
@@ -164,32 +173,62 @@ def test_family_sweep_and_reproduction(tmp_path):
 
 def test_reproduce_ratios_small(tmp_path):
     out = tmp_path / "ratios"
-    text = reproduce_ratios(out, workloads=("uniform", "mix"), sizes=(4,), memories=(12,),
-                            seeds=(0, 1), search_steps=5, search_restarts=1,
-                            save_to=tmp_path / "adv", progress=False)
+    text = reproduce_ratios(
+        out,
+        workloads=("uniform", "mix"),
+        sizes=(4,),
+        memories=(12,),
+        seeds=(0, 1),
+        search_steps=5,
+        search_restarts=1,
+        save_to=tmp_path / "adv",
+        progress=False,
+    )
     assert "Worst TEL(sorted-f) / OPT" in text
-    for name in ("ratios.csv", "ratios.md", "ratios.png", "adversarial.csv",
-                 "adversarial-sorted-f.json"):
+    for name in (
+        "ratios.csv",
+        "ratios.md",
+        "ratios.png",
+        "adversarial.csv",
+        "adversarial-sorted-f.json",
+    ):
         assert (out / name).exists(), name
     with (out / "ratios.csv").open() as fh:
         assert len(list(csv.DictReader(fh))) == 2 * 2 * 5
     assert list((tmp_path / "adv").glob("*.json"))
-    assert reproduce_ratios(out, workloads=("uniform", "mix"), sizes=(4,), memories=(12,),
-                            seeds=(0, 1), search_steps=5, search_restarts=1,
-                            progress=False) == text  # resumed: nothing recomputed
+    assert (
+        reproduce_ratios(
+            out,
+            workloads=("uniform", "mix"),
+            sizes=(4,),
+            memories=(12,),
+            seeds=(0, 1),
+            search_steps=5,
+            search_restarts=1,
+            progress=False,
+        )
+        == text
+    )  # resumed: nothing recomputed
 
 
 def test_plots_have_labels(tmp_path):
     inst = gadget(3, 20, yes=True, seed=0)
     res = solve_exact(inst)
-    figs = [plot_schedule(run_policy(inst, "fcfs")), plot_rounds(res.schedule),
-            plot_gantt(family_good_schedule(family_instance("fcfs", 16))),
-            plot_memory(run_policy(small_instance("uniform", 6, 16), "sorted-f")),
-            plot_families(), plot_search_history([1.0, 1.2, 1.2, 1.5]),
-            plot_grouped_bars({"a": {"fcfs": 1.2, "sorted-f": 1.0}}, ylabel="ratio",
-                              title="t", hline=1)]
-    rows = [{"policy": p, "ratio_opt": v, "ratio_lp": v * 1.1}
-            for p, v in [("fcfs", 1.5), ("fcfs", 1.0), ("sorted-f", 1.1)]]
+    figs = [
+        plot_schedule(run_policy(inst, "fcfs")),
+        plot_rounds(res.schedule),
+        plot_gantt(family_good_schedule(family_instance("fcfs", 16))),
+        plot_memory(run_policy(small_instance("uniform", 6, 16), "sorted-f")),
+        plot_families(),
+        plot_search_history([1.0, 1.2, 1.2, 1.5]),
+        plot_grouped_bars(
+            {"a": {"fcfs": 1.2, "sorted-f": 1.0}}, ylabel="ratio", title="t", hline=1
+        ),
+    ]
+    rows = [
+        {"policy": p, "ratio_opt": v, "ratio_lp": v * 1.1}
+        for p, v in [("fcfs", 1.5), ("fcfs", 1.0), ("sorted-f", 1.1)]
+    ]
     figs.append(plot_ratio_distribution(rows, worst={"sorted-f": 1.6}))
     for k, fig in enumerate(figs):
         for ax in fig.axes:

@@ -8,8 +8,9 @@ from lpsched.reproduce_gaps import GAP_POLICIES, optimality_gaps
 
 
 def test_gap_rows_are_consistent_and_resume(tmp_path):
-    table = optimality_gaps(tmp_path, seeds=[0, 1], sizes=[5], workloads=["scaled-mix"],
-                            progress=False)
+    table = optimality_gaps(
+        tmp_path, seeds=[0, 1], sizes=[5], workloads=["scaled-mix"], progress=False
+    )
     with (tmp_path / "optimality-gaps.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 2 * len(GAP_POLICIES)

@@ -137,8 +137,9 @@ def test_memory_matches_brute_force(sched):
     rounds = list(range(0, sched.makespan + 3))
     expect = [brute_memory(s, o, p, t) for t in rounds]
     assert sched.memory_at(rounds).tolist() == expect
-    assert memory_at(inst.prefill, sched.start, sched.completion, np.array(rounds)).tolist() \
-        == expect
+    assert (
+        memory_at(inst.prefill, sched.start, sched.completion, np.array(rounds)).tolist() == expect
+    )
     prof_rounds, prof = sched.memory_profile()
     assert prof_rounds.tolist() == list(range(1, sched.makespan + 1))
     assert prof.tolist() == expect[1 : sched.makespan + 1]
@@ -147,9 +148,7 @@ def test_memory_matches_brute_force(sched):
     a = inst.arrival.tolist()
     assert sched.tel == sum(pi + oi - ai for pi, oi, ai in zip(p, o, a, strict=True))
     # Feasibility as SPEC section 2 states it, checked at every round.
-    feasible = max(expect) <= inst.memory and all(
-        pi >= ai for pi, ai in zip(p, a, strict=True)
-    )
+    feasible = max(expect) <= inst.memory and all(pi >= ai for pi, ai in zip(p, a, strict=True))
     assert sched.feasible == feasible
     assert (sched.violations() == []) == feasible
 
@@ -162,8 +161,15 @@ def test_schedule_json_round_trip(tmp_path):
     path = tmp_path / "s.json"
     sched.write(path)
     data = json.loads(path.read_text())
-    assert data == {"format": "lpsched/schedule", "version": 1, "instance": "hand-online",
-                    "policy": "hand", "start": [0, 1, 3], "completion": [3, 3, 4], "tel": 7}
+    assert data == {
+        "format": "lpsched/schedule",
+        "version": 1,
+        "instance": "hand-online",
+        "policy": "hand",
+        "start": [0, 1, 3],
+        "completion": [3, 3, 4],
+        "tel": 7,
+    }
     back = read_schedule(path, ONLINE)
     assert back.start.tolist() == [0, 1, 3]
     assert back.policy == "hand"
@@ -174,8 +180,11 @@ def test_read_schedule_errors(tmp_path):
     path = tmp_path / "s.json"
     Schedule(ONLINE, [0, 1, 3], policy="hand").write(path)
     data = json.loads(path.read_text())
-    for change, needle in [({"tel": 8}, "tel"), ({"start": [0, 1]}, "start"),
-                           ({"format": "lpsched/instance"}, "format")]:
+    for change, needle in [
+        ({"tel": 8}, "tel"),
+        ({"start": [0, 1]}, "start"),
+        ({"format": "lpsched/instance"}, "format"),
+    ]:
         bad = tmp_path / "bad.json"
         bad.write_text(json.dumps({**data, **change}))
         with pytest.raises(InstanceError, match=needle) as info:

@@ -37,8 +37,9 @@ def test_catalogue_lists_every_instance_with_its_values():
     text = (ROOT / "README.md").read_text()
     for path in EXACT:
         meta = read_instance(path).metadata
-        row = next((line for line in text.splitlines()
-                    if line.startswith(f"| `{path.stem}` |")), None)
+        row = next(
+            (line for line in text.splitlines() if line.startswith(f"| `{path.stem}` |")), None
+        )
         assert row is not None, f"{path.stem} missing from instances/README.md"
         assert f"| {meta['optimal_tel']} |" in row and f"{meta['lp_bound']:.2f}" in row
 
@@ -47,8 +48,9 @@ def test_catalogue_lists_every_adversarial_instance():
     text = (ROOT / "README.md").read_text()
     for path in sorted((ROOT / "adversarial").glob("*.json")):
         meta = read_instance(path).metadata
-        row = next((line for line in text.splitlines()
-                    if line.startswith(f"| `{path.stem}` |")), None)
+        row = next(
+            (line for line in text.splitlines() if line.startswith(f"| `{path.stem}` |")), None
+        )
         assert row is not None, f"{path.stem} missing from instances/README.md"
         assert f"| {meta['opt']} |" in row and f"| {meta['tel']} |" in row
         assert f"| {meta['ratio']:.3f} |" in row

@@ -71,10 +71,7 @@ def phase1_inputs(draw, max_r: int = 10):
     ties = draw(st.booleans())
     o_max = min(memory, 2 if ties else 10)
     decode = draw(st.lists(st.integers(1, o_max), min_size=r, max_size=r))
-    size = [
-        o + draw(st.integers(0, min(memory - o, 1 if ties else memory)))
-        for o in decode
-    ]
+    size = [o + draw(st.integers(0, min(memory - o, 1 if ties else memory))) for o in decode]
     return decode, size, memory
 
 
@@ -91,8 +88,14 @@ def _check_batches(inst: Instance, batches) -> None:
 
 
 def _instance(case) -> Instance:
-    return Instance.from_arrays(case["prefill"], case["decode"], case["memory"], case["arrival"],
-                                ids=case["ids"], name=case["name"])
+    return Instance.from_arrays(
+        case["prefill"],
+        case["decode"],
+        case["memory"],
+        case["arrival"],
+        ids=case["ids"],
+        name=case["name"],
+    )
 
 
 # --------------------------------------------------------------------------- F and dp
@@ -186,9 +189,13 @@ def test_resolve_phase1():
 
 
 @settings(max_examples=120, deadline=None)
-@given(instances(max_n=30, max_memory=60, max_decode=20, arrivals=False),
-       st.sampled_from(["swap", "quantile", "auto"]),
-       st.integers(1, 40), st.sampled_from([0.5, 0.9, 1.0]), st.integers(0, 3))
+@given(
+    instances(max_n=30, max_memory=60, max_decode=20, arrivals=False),
+    st.sampled_from(["swap", "quantile", "auto"]),
+    st.integers(1, 40),
+    st.sampled_from([0.5, 0.9, 1.0]),
+    st.integers(0, 3),
+)
 def test_heuristic_batches_are_feasible_partitions(inst, solver, sample_size, quantile, seed):
     batches = phase1_batches(inst, solver, sample_size=sample_size, quantile=quantile, seed=seed)
     _check_batches(inst, batches)
@@ -210,8 +217,9 @@ def test_swap_is_a_local_minimum(data):
     neighbours = [X + [j] for j in out if used + size[j] <= memory]
     if len(X) >= 2:
         neighbours += [[i for i in X if i != k] for k in X]
-    neighbours += [[i for i in X if i != k] + [j] for k in X for j in out
-                   if used - size[k] + size[j] <= memory]
+    neighbours += [
+        [i for i in X if i != k] + [j] for k in X for j in out if used - size[k] + size[j] <= memory
+    ]
     for Y in neighbours:
         assert f_exact([decode[i] for i in Y]) >= fx
 
@@ -238,8 +246,12 @@ def test_quantile_greedy_reproducible():
     decode = rng.integers(1, 200, size=400)
     prefill = rng.integers(0, 300, size=400)
     inst = Instance.from_arrays(prefill, decode, 2000)
-    runs = [QuantileGreedy(sample_size=16, quantile=0.8, seed=11).batches(
-        inst.decode, inst.size, inst.memory) for _ in range(2)]
+    runs = [
+        QuantileGreedy(sample_size=16, quantile=0.8, seed=11).batches(
+            inst.decode, inst.size, inst.memory
+        )
+        for _ in range(2)
+    ]
     assert [b.tolist() for b in runs[0]] == [b.tolist() for b in runs[1]]
     a = sorted_f_order(inst, "quantile", sample_size=16, quantile=0.8, seed=11)
     b = sorted_f_order(inst, "quantile", sample_size=16, quantile=0.8, seed=11)
@@ -248,8 +260,9 @@ def test_quantile_greedy_reproducible():
     _check_batches(inst, runs[0])
 
 
-@pytest.mark.parametrize("kwargs", [dict(sample_size=0), dict(quantile=0.0),
-                                    dict(quantile=1.5), dict(quantile=-0.1)])
+@pytest.mark.parametrize(
+    "kwargs", [dict(sample_size=0), dict(quantile=0.0), dict(quantile=1.5), dict(quantile=-0.1)]
+)
 def test_quantile_greedy_rejects_bad_parameters(kwargs):
     with pytest.raises(ValueError):
         QuantileGreedy(**kwargs)
@@ -270,8 +283,10 @@ def _random_instance(rng: np.random.Generator) -> Instance:
 
 def _quantiles(x: np.ndarray) -> str:
     q = np.quantile(x, [0.5, 0.9, 0.99])
-    return (f"mean {x.mean():.4f}  median {q[0]:.4f}  p90 {q[1]:.4f}  p99 {q[2]:.4f}  "
-            f"max {x.max():.4f}  share==1 {np.mean(x == 1.0):.3f}")
+    return (
+        f"mean {x.mean():.4f}  median {q[0]:.4f}  p90 {q[1]:.4f}  p99 {q[2]:.4f}  "
+        f"max {x.max():.4f}  share==1 {np.mean(x == 1.0):.3f}"
+    )
 
 
 def test_first_batch_F_ratio_against_dp():

@@ -47,8 +47,9 @@ def test_identical_requests_keep_index_order():
 
 def test_keys_reproduce_the_lp_value():
     """sum_i (fractional C_i - a_i) is the LP objective, and the order sorts the keys."""
-    inst = Instance.from_arrays([3, 5, 6, 5, 1, 7, 0, 0, 5], [3, 4, 2, 1, 3, 2, 1, 5, 4], 15,
-                                [0, 2, 0, 1, 0, 3, 0, 0, 1])
+    inst = Instance.from_arrays(
+        [3, 5, 6, 5, 1, 7, 0, 0, 5], [3, 4, 2, 1, 3, 2, 1, 5, 4], 15, [0, 2, 0, 1, 0, 3, 0, 0, 1]
+    )
     sol = solve_lp(inst)
     c = sol.fractional_completion()
     assert (c - inst.arrival).sum() == pytest.approx(sol.value, abs=1e-6)

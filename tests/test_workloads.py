@@ -115,8 +115,13 @@ def test_from_traces_draws_real_rows(tmp_path):
 @needs_traces
 def test_real_traces_mix():
     inst = from_traces(
-        [TRACES / "splitwise_conv.csv",
-         TRACES / "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv"],
-        2000, 16492, weights=[0.8, 0.2], seed=0,
+        [
+            TRACES / "splitwise_conv.csv",
+            TRACES / "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
+        ],
+        2000,
+        16492,
+        weights=[0.8, 0.2],
+        seed=0,
     )
     assert inst.n == 2000 and inst.metadata["counts"] == [1600, 400]

@@ -43,8 +43,11 @@ class MemoryRows:
         cut = np.searchsorted(rows, np.arange(mat.T + 1))
         self.mat = mat
         self.rows = [
-            (cols[cut[t]:cut[t + 1]], mat.col_unit[cols[cut[t]:cut[t + 1]]],
-             coef[cut[t]:cut[t + 1]].astype(np.int64))
+            (
+                cols[cut[t] : cut[t + 1]],
+                mat.col_unit[cols[cut[t] : cut[t + 1]]],
+                coef[cut[t] : cut[t + 1]].astype(np.int64),
+            )
             for t in range(mat.T)
         ]
 
@@ -64,8 +67,9 @@ def _separate_row(cols, units, coef, x, count, M, eps):
         cf, xu = cf[o], xu[o]
         y = np.cumsum(xu)
         last = np.r_[cf[1:] != cf[:-1], True]
-        lst = [(int(c), float(v))
-               for c, v, keep in zip(cf, y, last, strict=True) if keep and v > eps]
+        lst = [
+            (int(c), float(v)) for c, v, keep in zip(cf, y, last, strict=True) if keep and v > eps
+        ]
         if lst:
             opts.append((u, lst))
     if sum(lst[0][0] for _, lst in opts) <= M:  # lst[0] has the largest threshold: no cover
@@ -159,8 +163,7 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
 
     integrality = [highspy.HighsVarType.kInteger] * mat.ncol
     idx = np.arange(mat.ncol, dtype=np.int32)
-    h.changeColsIntegrality(mat.ncol, idx,
-                            np.array([highspy.HighsVarType.kContinuous] * mat.ncol))
+    h.changeColsIntegrality(mat.ncol, idx, np.array([highspy.HighsVarType.kContinuous] * mat.ncol))
     rows = MemoryRows(mat)
     info = {"cuts": 0, "cut_rounds": 0, "lp_before": None, "lp_after": None}
     try:
@@ -174,8 +177,7 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
             if not cuts:
                 break
             for cols, rhs in cuts:
-                h.addRow(-highspy.kHighsInf, float(rhs), int(cols.size), cols,
-                         np.ones(cols.size))
+                h.addRow(-highspy.kHighsInf, float(rhs), int(cols.size), cols, np.ones(cols.size))
             info["cuts"] += len(cuts)
             info["cut_rounds"] = r + 1
             h.run()

@@ -199,8 +199,14 @@ class TimeIndexedMatrix:
         members of a class share the class average ``sum_k (k + o) y_k / c``."""
         x = np.asarray(x, dtype=float)
         o = self.instance.decode[[int(m[0]) for m in self.members]]
-        comp = np.bincount(self.col_unit, weights=(self.col_start + o[self.col_unit]) * x,
-                           minlength=self.n_units) / self.count
+        comp = (
+            np.bincount(
+                self.col_unit,
+                weights=(self.col_start + o[self.col_unit]) * x,
+                minlength=self.n_units,
+            )
+            / self.count
+        )
         out = np.empty(self.instance.n)
         for u, mem in enumerate(self.members):
             out[mem] = comp[u]
@@ -285,15 +291,29 @@ def time_indexed_matrix(
     pos = np.arange(nnz, dtype=np.int64) - np.repeat(indptr[:-1], col_len)  # 0 = assign row
     col_of_entry = np.repeat(np.arange(ncol, dtype=np.int64), col_len)
     # memory entries: pos j = 1..o is round t = k + j, coefficient s + j
-    index = np.where(pos == 0, col_unit[col_of_entry],
-                     U + col_start[col_of_entry] + pos - 1).astype(np.int32)
+    index = np.where(
+        pos == 0, col_unit[col_of_entry], U + col_start[col_of_entry] + pos - 1
+    ).astype(np.int32)
     value = np.where(pos == 0, 1.0, (s[col_unit][col_of_entry] + pos).astype(np.float64))
     row_lower = np.concatenate((count.astype(np.float64), np.full(T, -np.inf)))
     row_upper = np.concatenate((count.astype(np.float64), np.full(T, float(instance.memory))))
     return TimeIndexedMatrix(
-        instance=instance, T=T, slack=slack, members=members, count=count, lo=lo, hi=hi,
-        col_unit=col_unit, col_start=col_start, cost=cost, indptr=indptr, index=index,
-        value=value, row_lower=row_lower, row_upper=row_upper, aggregated=aggregate,
+        instance=instance,
+        T=T,
+        slack=slack,
+        members=members,
+        count=count,
+        lo=lo,
+        hi=hi,
+        col_unit=col_unit,
+        col_start=col_start,
+        cost=cost,
+        indptr=indptr,
+        index=index,
+        value=value,
+        row_lower=row_lower,
+        row_upper=row_upper,
+        aggregated=aggregate,
     )
 
 
@@ -308,7 +328,9 @@ def add_sets(m, instance: Instance, T: int, lo: np.ndarray, hi: np.ndarray) -> N
     m.I = pyo.Set(initialize=range(instance.n), ordered=True, doc="requests i")
     m.R = pyo.RangeSet(1, T, doc="rounds t = 1..T")
     m.IK = pyo.Set(
-        dimen=2, ordered=True, doc="start pairs (i, k), k in K_i",
+        dimen=2,
+        ordered=True,
+        doc="start pairs (i, k), k in K_i",
         initialize=[(i, k) for i in range(instance.n) for k in range(int(lo[i]), int(hi[i]) + 1)],
     )
 
@@ -318,12 +340,19 @@ def add_parameters(m, instance: Instance, T: int) -> None:
     ``T`` (rounds). Source: SPEC sections 1 and 3."""
     import pyomo.environ as pyo
 
-    m.s = pyo.Param(m.I, initialize=dict(enumerate(instance.prefill.tolist())),
-                    doc="prefill length s_i (tokens)")
-    m.o = pyo.Param(m.I, initialize=dict(enumerate(instance.decode.tolist())),
-                    doc="decode length o_i (tokens = rounds)")
-    m.a = pyo.Param(m.I, initialize=dict(enumerate(instance.arrival.tolist())),
-                    doc="arrival round a_i")
+    m.s = pyo.Param(
+        m.I,
+        initialize=dict(enumerate(instance.prefill.tolist())),
+        doc="prefill length s_i (tokens)",
+    )
+    m.o = pyo.Param(
+        m.I,
+        initialize=dict(enumerate(instance.decode.tolist())),
+        doc="decode length o_i (tokens = rounds)",
+    )
+    m.a = pyo.Param(
+        m.I, initialize=dict(enumerate(instance.arrival.tolist())), doc="arrival round a_i"
+    )
     m.M = pyo.Param(initialize=instance.memory, doc="KV-cache budget M (tokens)")
     m.T = pyo.Param(initialize=T, doc="horizon T (rounds)")
 
@@ -332,8 +361,11 @@ def add_variables(m, relax: bool) -> None:
     """Variables ``x[i,k]``: binary, or in ``[0, 1]`` for the LP relaxation."""
     import pyomo.environ as pyo
 
-    m.x = pyo.Var(m.IK, within=pyo.UnitInterval if relax else pyo.Binary,
-                  doc="x[i,k] = 1 iff request i starts at round k")
+    m.x = pyo.Var(
+        m.IK,
+        within=pyo.UnitInterval if relax else pyo.Binary,
+        doc="x[i,k] = 1 iff request i starts at round k",
+    )
 
 
 def add_assign(m) -> None:
@@ -382,7 +414,8 @@ def add_objective(m) -> None:
 
     m.tel = pyo.Objective(
         expr=pyo.quicksum((k + m.o[i] - m.a[i]) * m.x[i, k] for i, k in m.IK),
-        sense=pyo.minimize, doc="total end-to-end latency TEL (rounds)",
+        sense=pyo.minimize,
+        doc="total end-to-end latency TEL (rounds)",
     )
 
 

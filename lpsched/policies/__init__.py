@@ -98,20 +98,26 @@ from .online import online_fcfs, online_mcsf, online_sorted_f  # noqa: E402
 
 _PHASE1_OPTIONS = ("solver", "sample_size", "quantile", "seed")
 for _p in (
-    Policy("amax", amax, "A_max: MC-SF on the upper bounds u_i of the decode intervals",
-           ("online",)),
-    Policy("amin", amin, "A_min: MC-SF on estimates raised from l_i, evicting on overflow",
-           ("online",)),
-    Policy("sorted-f-amin", sorted_f_amin,
-           "Sorted-F on the A_min estimates, re-planned after evictions",
-           ("online", *_PHASE1_OPTIONS)),
-    Policy("online-fcfs", online_fcfs, "online FCFS over the arrived requests",
-           ("replan_every",)),
-    Policy("online-mcsf", online_mcsf, "online MC-SF: arrived requests by o_i",
-           ("replan_every",)),
-    Policy("online-sorted-f", online_sorted_f,
-           "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
-           ("replan_every", *_PHASE1_OPTIONS)),
+    Policy(
+        "amax", amax, "A_max: MC-SF on the upper bounds u_i of the decode intervals", ("online",)
+    ),
+    Policy(
+        "amin", amin, "A_min: MC-SF on estimates raised from l_i, evicting on overflow", ("online",)
+    ),
+    Policy(
+        "sorted-f-amin",
+        sorted_f_amin,
+        "Sorted-F on the A_min estimates, re-planned after evictions",
+        ("online", *_PHASE1_OPTIONS),
+    ),
+    Policy("online-fcfs", online_fcfs, "online FCFS over the arrived requests", ("replan_every",)),
+    Policy("online-mcsf", online_mcsf, "online MC-SF: arrived requests by o_i", ("replan_every",)),
+    Policy(
+        "online-sorted-f",
+        online_sorted_f,
+        "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
+        ("replan_every", *_PHASE1_OPTIONS),
+    ),
 ):
     POLICIES[_p.name] = _p
 

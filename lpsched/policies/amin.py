@@ -40,7 +40,8 @@ def _intervals(instance: Instance, who: str) -> tuple[list[int], list[int]]:
         raise ValueError(
             f"{who} needs prediction intervals (decode_lo, decode_hi) on instance "
             f"{instance.name!r}; add them with 'lpsched generate ... --intervals' or "
-            "lpsched.intervals (exact, multiplicative, binned, no_information)")
+            "lpsched.intervals (exact, multiplicative, binned, no_information)"
+        )
     return instance.decode_lo.tolist(), instance.decode_hi.tolist()
 
 
@@ -148,8 +149,15 @@ def sorted_f_amin(
     """
     lo, _ = _intervals(instance, "sorted-f-amin")
     e = list(lo)
-    planner = SortedFPlanner(instance.prefill.tolist(), e, instance.memory, solver,
-                             sample_size=sample_size, quantile=quantile, seed=seed)
+    planner = SortedFPlanner(
+        instance.prefill.tolist(),
+        e,
+        instance.memory,
+        solver,
+        sample_size=sample_size,
+        quantile=quantile,
+        seed=seed,
+    )
     sched = execute_with_eviction(instance, planner, e, online=online, policy="sorted-f-amin")
     sched.info["replans"] = planner.replans
     return sched

@@ -42,8 +42,7 @@ from ..instance import Instance
 from ..schedule import Schedule
 from .planners import KeyPlanner, SortedFPlanner
 
-__all__ = ["execute_online", "online_sorted_f", "online_mcsf", "online_fcfs",
-           "effective_arrivals"]
+__all__ = ["execute_online", "online_sorted_f", "online_mcsf", "online_fcfs", "effective_arrivals"]
 
 
 def effective_arrivals(arrival: np.ndarray, replan_every: int | None) -> np.ndarray:
@@ -152,8 +151,11 @@ def execute_online(
         instance,
         np.asarray(start, dtype=np.int64),
         policy=policy,
-        info={"runtime_s": time.perf_counter() - t0, "decisions": decisions,
-              "replan_every": replan_every},
+        info={
+            "runtime_s": time.perf_counter() - t0,
+            "decisions": decisions,
+            "replan_every": replan_every,
+        },
     )
 
 
@@ -194,9 +196,15 @@ def online_sorted_f(
     With every ``a_i = 0`` and ``solver`` in ``dp``/``swap`` (or ``quantile`` with the same
     seed) this is offline Sorted-F exactly (tested). Source: SPEC section 5.
     """
-    planner = SortedFPlanner(instance.prefill.tolist(), instance.decode.tolist(),
-                             instance.memory, solver, sample_size=sample_size,
-                             quantile=quantile, seed=seed)
+    planner = SortedFPlanner(
+        instance.prefill.tolist(),
+        instance.decode.tolist(),
+        instance.memory,
+        solver,
+        sample_size=sample_size,
+        quantile=quantile,
+        seed=seed,
+    )
     sched = execute_online(instance, planner, replan_every=replan_every, policy="online-sorted-f")
     sched.info["replans"] = planner.replans
     return sched

@@ -104,9 +104,18 @@ class SortedFPlanner:
     ``(decode, index)`` (insertion O(W) memmove). Source: SPEC sections 4-6; laziness ours.
     """
 
-    def __init__(self, prefill: list[int], decode: list[int], memory: int, solver: str = "auto",
-                 *, n_ref: int | None = None, sample_size: int = 256, quantile: float = 0.9,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        prefill: list[int],
+        decode: list[int],
+        memory: int,
+        solver: str = "auto",
+        *,
+        n_ref: int | None = None,
+        sample_size: int = 256,
+        quantile: float = 0.9,
+        seed: int = 0,
+    ) -> None:
         self.s = prefill
         self.o = decode
         self.memory = int(memory)

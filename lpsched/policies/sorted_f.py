@@ -174,8 +174,10 @@ def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray
     for key in (o, z):
         inx = _local_search(o, z, memory, _greedy_fill(z, np.lexsort((idx, key)), memory))
         num, k = int(o[inx].sum()), int(inx.sum())
-        if best is None or _better(num, k, best[0], best[1]) or (
-            num * best[1] ** 2 == best[0] * k * k and k > best[1]
+        if (
+            best is None
+            or _better(num, k, best[0], best[1])
+            or (num * best[1] ** 2 == best[0] * k * k and k > best[1])
         ):
             best = (num, k, inx)
     return np.flatnonzero(best[2])
@@ -309,7 +311,7 @@ class QuantileGreedy:
             w = min(m, 2 * w)
         if take == 0:
             return np.array([0])
-        return ok[:_best_k(np.cumsum(ow[ok[:take]]).tolist())]
+        return ok[: _best_k(np.cumsum(ow[ok[:take]]).tolist())]
 
     def batches(self, decode: np.ndarray, size: np.ndarray, memory: int) -> list[np.ndarray]:
         """All Phase-1 batches (original positions, each sorted by ``o`` then index).
@@ -326,12 +328,13 @@ class QuantileGreedy:
         head = 0
         out = []
         while head < order.size:
-            positions = self.step(rng, order.size - head,
-                                  lambda k, h=head: (o[order[h + k]], z[order[h + k]]), memory)
+            positions = self.step(
+                rng, order.size - head, lambda k, h=head: (o[order[h + k]], z[order[h + k]]), memory
+            )
             out.append(order[head + positions])
             end = head + int(positions[-1]) + 1
             kept = np.delete(order[head:end], positions)
-            order[end - kept.size:end] = kept
+            order[end - kept.size : end] = kept
             head = end - kept.size
         return out
 
@@ -340,7 +343,8 @@ def resolve_phase1(solver: str, n: int) -> str:
     """The Phase-1 solver ``auto`` stands for at ``n`` requests (SPEC section 4)."""
     if solver not in PHASE1_SOLVERS:
         raise ValueError(
-            f"unknown Phase-1 solver {solver!r}; choose from {', '.join(PHASE1_SOLVERS)}")
+            f"unknown Phase-1 solver {solver!r}; choose from {', '.join(PHASE1_SOLVERS)}"
+        )
     if solver != "auto":
         return solver
     return "dp" if n <= 100 else "swap" if n < 1000 else "quantile"
