@@ -41,9 +41,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from lpsched.exact import lp_bound, solve_exact
 from lpsched.formulations.horizon import horizon_t1
-from lpsched.workloads import scaled_mix
+from lpsched.generators.small import scaled_mix
+from lpsched.solvers.solve import lp_bound, solve_exact
 
 CONFIGS = {
     "plain": dict(horizon="T1", warm_start=False, windows=False, aggregate=False, local_search=0),
@@ -124,7 +124,7 @@ def _restricted(mat, integer, closed, time_limit, threads):
     import highspy
     import numpy as np
 
-    from lpsched.formulations.highs import build_highs
+    from lpsched.solvers.highs import build_highs
 
     h = build_highs(mat, time_limit=time_limit, threads=threads)
     free = np.flatnonzero(~integer).astype(np.int32)

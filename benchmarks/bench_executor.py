@@ -19,9 +19,9 @@ import math
 import time
 
 from lpsched.executor import execute
-from lpsched.policies import run_policy
+from lpsched.generators.workloads import generate
 from lpsched.policies.baselines import fcfs_order, mcsf_order
-from lpsched.workloads import generate
+from lpsched.policies.registry import run_policy
 
 
 def main() -> None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from lpsched.arrivals import nominal_capacity
-from lpsched.online_metrics import latency_stats
-from lpsched.policies import run_policy
-from lpsched.workloads import generate
+from lpsched.generators.arrivals import nominal_capacity
+from lpsched.generators.workloads import generate
+from lpsched.policies.registry import run_policy
+from lpsched.schedule import latency_stats
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ import argparse
 
 import numpy as np
 
+from lpsched.generators.workloads import generate
 from lpsched.policies.sorted_f import QuantileGreedy, select_dp, select_swap
-from lpsched.workloads import generate
 
 
 def lognormal(rng: np.random.Generator):

@@ -1,25 +1,31 @@
 """lpsched: mathematical programming for LLM-serving schedules under a KV-cache budget.
 
-The data flow (ARCHITECTURE.md): workloads / files -> :class:`Instance` -> policy (priority list)
--> :func:`execute` -> :class:`Schedule` -> metrics. Seed paper: Wang, Ye, Zhou, *LLM Serving
-Optimization with Variable Prefill and Decode Lengths*, arXiv 2508.06133.
+The data flow (``docs/architecture.md``): generators / files -> :class:`Instance` -> policy
+(priority list) -> :func:`execute` -> :class:`Schedule` -> metrics; and Instance ->
+formulations -> solvers -> exact TEL, bounds, gaps. This module re-exports the names a
+researcher uses daily. Seed paper: Wang, Ye, Zhou, *LLM Serving Optimization with Variable
+Prefill and Decode Lengths*, arXiv 2508.06133.
 """
-
-from .executor import execute
-from .instance import (
-    Instance,
-    InstanceError,
-    Request,
-    read_instance,
-    read_trace_csv,
-    write_instance,
-)
-from .policies import POLICIES, run_policy
-from .schedule import InfeasibleScheduleError, Schedule, read_schedule
 
 __version__ = "0.1.0"
 
+from .executor import execute  # noqa: E402
+from .instance import Instance, InstanceError, Request  # noqa: E402
+from .io import read_instance, read_schedule, read_trace_csv, write_instance, write_schedule  # noqa: E402
+from .policies.registry import POLICIES, list_policy, register_policy, run_policy  # noqa: E402
+from .schedule import InfeasibleScheduleError, Schedule  # noqa: E402
+from .solvers import (  # noqa: E402
+    BoundResult,
+    ExactResult,
+    SolveStatus,
+    best_bound,
+    export_model,
+    lp_bound,
+    solve_exact,
+)
+
 __all__ = [
+    "__version__",
     "Instance",
     "InstanceError",
     "Request",
@@ -28,9 +34,18 @@ __all__ = [
     "read_trace_csv",
     "Schedule",
     "read_schedule",
+    "write_schedule",
     "InfeasibleScheduleError",
     "execute",
     "POLICIES",
+    "list_policy",
+    "register_policy",
     "run_policy",
-    "__version__",
+    "SolveStatus",
+    "ExactResult",
+    "BoundResult",
+    "solve_exact",
+    "lp_bound",
+    "best_bound",
+    "export_model",
 ]

@@ -1,63 +1,34 @@
-"""Lower bounds on the optimal TEL (SPEC section 7), and a chooser between them.
+"""Lower bounds on the optimal TEL (SPEC section 7), each with its validity argument.
 
 * :func:`trivial_bound` -- ``sum_i o_i``: every latency is at least the decode length.
 * :func:`combinatorial_bound` -- the O(n log n) bound of SPEC section 7, extended to arrivals.
-* :func:`best_bound` -- the LP relaxation (:func:`lpsched.exact.lp_bound`) when the model is
-  small enough to solve in the time limit, otherwise the combinatorial bound; it says which.
+
+Both return integers (rounds). The LP relaxation and the chooser between the bounds, which need a
+solver, are :func:`lpsched.solvers.solve.lp_bound` and :func:`lpsched.solvers.solve.best_bound`.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from .exact import LP_MAX_NONZEROS, BoundResult, LPTooLargeError, lp_bound
-from .formulations.horizon import horizon_t1
-from .formulations.time_indexed import matrix_size
 from .instance import Instance
 
-__all__ = [
-    "trivial_bound",
-    "combinatorial_bound",
-    "combinatorial_value",
-    "best_bound",
-    "BOUND_METHODS",
-]
-
-#: Methods of ``lpsched bound --method``.
-BOUND_METHODS = ("lp", "combinatorial", "trivial", "auto")
+__all__ = ["trivial_bound", "combinatorial_bound"]
 
 
-def trivial_bound(instance: Instance) -> BoundResult:
+def trivial_bound(instance: Instance) -> int:
     """``sum_i o_i`` (rounds): every latency ``C_i - a_i`` is at least ``o_i``.
 
     Returns
     -------
-    BoundResult
-        ``method="trivial"``, ``horizon=None``. Source: SPEC section 7.
+    int
+        Source: SPEC section 7.
     """
-    t0 = time.perf_counter()
-    value = float(instance.decode.sum())
-    return BoundResult("trivial", value, time.perf_counter() - t0, None)
+    return int(instance.decode.sum())
 
 
-def combinatorial_value(instance: Instance) -> int:
-    """The combinatorial lower bound on TEL as an integer (rounds); see
-    :func:`combinatorial_bound` for the argument."""
-    s = instance.prefill.astype(np.int64)
-    o = instance.decode.astype(np.int64)
-    a = instance.arrival.astype(np.int64)
-    area = o * s + o * (o + 1) // 2  # token-rounds A_i
-    k_area = np.cumsum(np.sort(area))
-    by_area = -(-k_area // instance.memory)  # ceil(sum of the k smallest A / M)
-    by_length = np.sort(a + o)  # k-th smallest a_i + o_i
-    completions = int(np.maximum(by_area, by_length).sum())
-    return max(completions - int(a.sum()), int(o.sum()))
-
-
-def combinatorial_bound(instance: Instance) -> BoundResult:
-    """The combinatorial lower bound of SPEC section 7, O(n log n).
+def combinatorial_bound(instance: Instance) -> int:
+    """The combinatorial lower bound of SPEC section 7 on TEL (rounds), O(n log n).
 
     Request ``i`` occupies ``A_i = o_i s_i + o_i (o_i + 1) / 2`` token-rounds of KV cache. The
     ``k`` requests that complete first have used ``sum A`` token-rounds within rounds
@@ -73,89 +44,19 @@ def combinatorial_bound(instance: Instance) -> BoundResult:
 
     Returns
     -------
-    BoundResult
-        ``method="combinatorial"``, ``bound`` an integer-valued float (rounds),
-        ``horizon=None``.
+    int
+        The bound in rounds.
 
     Notes
     -----
     Source: SPEC section 7 (arXiv 2508.06133); the arrival version is ours (argument above).
     """
-    t0 = time.perf_counter()
-    value = combinatorial_value(instance)
-    return BoundResult(
-        "combinatorial",
-        float(value),
-        time.perf_counter() - t0,
-        None,
-        info={"offline": instance.offline},
-    )
-
-
-def best_bound(
-    instance: Instance,
-    time_limit: float = 60.0,
-    *,
-    method: str = "auto",
-    max_nonzeros: int = 5_000_000,
-) -> BoundResult:
-    """The best lower bound affordable in ``time_limit`` seconds, saying which it is.
-
-    Parameters
-    ----------
-    instance : Instance
-    time_limit : float, default 60
-        Seconds for the LP solve.
-    method : {"auto", "lp", "combinatorial", "trivial"}
-        ``auto``: the LP relaxation when its matrix has at most ``max_nonzeros`` non-zeros
-        and HiGHS solves it within ``time_limit``, else the combinatorial bound; the larger of
-        the LP and the combinatorial value is returned. The others force one method.
-    max_nonzeros : int, default 5,000,000
-        Size above which ``auto`` does not try the LP (about 60 s of HiGHS on 2 cores, see
-        ``benchmarks/bench_exact.py``).
-
-    Returns
-    -------
-    BoundResult
-        ``method`` names the bound used; ``info["reason"]`` says why, ``info`` also has the
-        other candidate's value when computed.
-
-    Raises
-    ------
-    ValueError
-        Unknown method. ``method="lp"`` raises :class:`~lpsched.exact.LPTooLargeError` above
-        :data:`~lpsched.exact.LP_MAX_NONZEROS` and ``RuntimeError`` on an LP time-out.
-    """
-    if method not in BOUND_METHODS:
-        raise ValueError(f"unknown bound method {method!r}; choose from {', '.join(BOUND_METHODS)}")
-    if method == "trivial":
-        return trivial_bound(instance)
-    if method == "combinatorial":
-        return combinatorial_bound(instance)
-    if method == "lp":
-        return lp_bound(instance, max_nonzeros=LP_MAX_NONZEROS, time_limit=time_limit)
-    t0 = time.perf_counter()
-    comb = combinatorial_bound(instance)
-    _, nnz_t1 = matrix_size(instance, horizon_t1(instance))
-    reason = None
-    if nnz_t1 > 20 * max_nonzeros:  # even the tight horizon cannot shrink it enough
-        reason = f"LP too large ({nnz_t1:,} non-zeros at T1 > {max_nonzeros:,})"
-    else:
-        try:
-            lp = lp_bound(instance, max_nonzeros=max_nonzeros, time_limit=time_limit)
-        except LPTooLargeError as exc:
-            reason = f"LP too large ({exc})"
-        except RuntimeError as exc:
-            reason = f"LP not solved in {time_limit:g} s ({exc})"
-        else:
-            if lp.bound >= comb.bound:
-                lp.info.update(
-                    reason=f"LP solved in {lp.runtime_s:.2f} s", combinatorial=comb.bound
-                )
-                lp.runtime_s = time.perf_counter() - t0
-                return lp
-            reason = f"combinatorial {comb.bound:g} above the LP value {lp.bound:g}"
-            comb.info["lp"] = lp.bound
-    comb.info["reason"] = reason
-    comb.runtime_s = time.perf_counter() - t0
-    return comb
+    s = instance.prefill.astype(np.int64)
+    o = instance.decode.astype(np.int64)
+    a = instance.arrival.astype(np.int64)
+    area = o * s + o * (o + 1) // 2  # token-rounds A_i
+    k_area = np.cumsum(np.sort(area))
+    by_area = -(-k_area // instance.memory)  # ceil(sum of the k smallest A / M)
+    by_length = np.sort(a + o)  # k-th smallest a_i + o_i
+    completions = int(np.maximum(by_area, by_length).sum())
+    return max(completions - int(a.sum()), trivial_bound(instance))

@@ -1,4 +1,8 @@
-"""The ``lpsched`` command line (ARCHITECTURE.md lists the names other tools rely on).
+"""The ``lpsched`` command line (``docs/architecture.md`` lists the names other tools rely on).
+
+Thin: every command parses its options, calls one public function and prints. The choices of
+``--solver``, ``--method``, ``--phase1``, ``--format``, ``--backend`` and ``reproduce NAME`` come
+from the registries, so a new back end or reproduction appears here without an edit.
 
 Exit codes: 0 ok, 1 bad input (the message names the file, request and field), 2 usage error.
 ``--json`` prints one JSON object on standard output; the default is a readable table.
@@ -13,19 +17,32 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 from tabulate import tabulate
 
 from . import __version__
-from .exact import LPTooLargeError
-from .instance import Instance, InstanceError, read_instance, write_instance
-from .policies import POLICIES, parse_policy, run_policy
+from .experiments.registry import REPRODUCTIONS, accepts
+from .generators.intervals import from_spec
+from .generators.small import EXACT_WORKLOADS
+from .generators.three_partition import gadget as make_gadget
+from .generators.three_partition import tel_threshold
+from .generators.workloads import WORKLOADS, from_traces, generate, parse_mixture
+from .instance import Instance, InstanceError
+from .io import read_instance, schedule_to_dict, write_instance, write_schedule
+from .policies.registry import POLICIES, parse_policy, run_policy
 from .policies.sorted_f import PHASE1_SOLVERS
-from .reproductions import REPRODUCTIONS, accepts
-from .workloads import SMALL_WORKLOADS, WORKLOADS, from_traces, generate, parse_mixture
+from .solvers.result import LPTooLargeError
+from .solvers.solve import (
+    EXPORT_FORMATS,
+    SOLVERS,
+    best_bound,
+    export_model,
+    solve_exact,
+)
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "default.json"
 DEFAULT_SPEC = {"workload": "mix-80-20", "n": 2000, "memory": 16492, "seed": 0}
@@ -44,6 +61,23 @@ def default_instance() -> Instance:
         return read_instance(DEFAULT_INSTANCE)
     spec = DEFAULT_SPEC
     return generate(spec["workload"], spec["n"], spec["memory"], seed=spec["seed"], name="default")
+
+
+class RegistryChoice(click.Choice):
+    """A ``click.Choice`` over a registry's names at the time of the call, so that entries
+    registered after import (plug-ins, tests) are valid choices too. Source: ours."""
+
+    def __init__(self, registry: Mapping[str, Any]) -> None:
+        self._registry = registry
+        super().__init__(list(registry))
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._registry)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:  # click's __init__ assigns a snapshot; ignore it
+        pass
 
 
 def _bad_input(fn):
@@ -260,9 +294,9 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
     with _solver_chatter_to_stderr():
         sched = run_policy(inst, policy, solver=_phase1_for(inst, phase1)).check()
     if output is None:
-        click.echo(json.dumps(sched.to_dict()))
+        click.echo(json.dumps(schedule_to_dict(sched)))
     else:
-        sched.write(output)
+        write_schedule(sched, output)
         click.echo(
             f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
             f"wrote {output}",
@@ -271,24 +305,11 @@ def schedule(instance: str, policy: str, phase1: str | None, output: str | None)
 
 
 def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
-    """Apply ``--intervals``: exact, multiplicative:EPS, bins or none (lpsched.intervals)."""
-    from . import intervals
-
-    kind, _, arg = spec.partition(":")
+    """Apply ``--intervals`` (:func:`lpsched.generators.intervals.from_spec`)."""
     try:
-        if kind == "exact" and not arg:
-            return intervals.exact(inst)
-        if kind == "multiplicative" and arg:
-            return intervals.multiplicative(inst, float(arg), seed=seed)
-        if kind == "bins" and not arg:
-            return intervals.binned(inst)
-        if kind == "none" and not arg:
-            return intervals.no_information(inst)
+        return from_spec(inst, spec, seed=seed)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--intervals") from None
-    raise click.BadParameter(
-        f"{spec!r}; use exact, multiplicative:EPS, bins or none", param_hint="--intervals"
-    )
 
 
 @main.command(name="generate")
@@ -297,7 +318,7 @@ def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
     default="mix-80-20",
     show_default=True,
     help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...'; or a small "
-    f"synthetic one for exact solving: {', '.join(SMALL_WORKLOADS)}.",
+    f"synthetic one for exact solving: {', '.join(EXACT_WORKLOADS)}.",
 )
 @click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Number of requests.")
 @click.option(
@@ -355,10 +376,10 @@ def generate_cmd(
             raise click.UsageError("--weights goes with --trace; for workloads write name:weight")
         if round_ms is not None:
             raise click.UsageError("--round-ms goes with --trace")
-        if workload in SMALL_WORKLOADS:
+        if workload in EXACT_WORKLOADS:
             if arrival_rate is not None:
                 raise click.UsageError(f"--arrival-rate does not apply to {workload}")
-            inst = SMALL_WORKLOADS[workload](n, seed, memory)
+            inst = EXACT_WORKLOADS[workload](n, seed, memory)
             if name is not None:
                 inst = inst.replace(name=name)
         else:
@@ -382,7 +403,7 @@ def generate_cmd(
 
 @main.command()
 @click.argument("instance")
-@click.option("--solver", type=click.Choice(["highs", "cpsat"]), default="highs", show_default=True)
+@click.option("--solver", type=RegistryChoice(SOLVERS), default="highs", show_default=True)
 @click.option(
     "--time-limit",
     type=click.FloatRange(min=0, min_open=True),
@@ -413,13 +434,11 @@ def exact(
     instance: str, solver: str, time_limit: float, mip_gap: float, output: str | None, as_json: bool
 ) -> None:
     """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap."""
-    from .exact import solve_exact
-
     inst = _load(instance)
     with _solver_chatter_to_stderr():
         res = solve_exact(inst, solver=solver, time_limit=time_limit, mip_gap=mip_gap)
     if output is not None and res.schedule is not None:
-        res.schedule.write(output)
+        write_schedule(res.schedule, output)
     click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
 
 
@@ -444,8 +463,6 @@ def exact(
 @_bad_input
 def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -> None:
     """A lower bound on the optimal TEL of INSTANCE (default: the shipped default instance)."""
-    from .bounds import best_bound
-
     inst = _load(instance)
     try:
         with _solver_chatter_to_stderr():
@@ -457,7 +474,7 @@ def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -
 
 @main.command()
 @click.argument("instance")
-@click.option("--format", "fmt", type=click.Choice(["lp", "mps"]), default="lp", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="lp", show_default=True)
 @click.option("--relax", is_flag=True, help="Write the LP relaxation instead of the MIP.")
 @click.option(
     "--backend",
@@ -470,8 +487,6 @@ def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -
 @_bad_input
 def export(instance: str, fmt: str, relax: bool, backend: str, output: str) -> None:
     """Write the time-indexed model of INSTANCE as an LP or MPS file for any solver."""
-    from .exact import export_model
-
     inst = _load(instance)
     with _solver_chatter_to_stderr():
         export_model(inst, output, fmt, relax=relax, backend=backend)
@@ -508,9 +523,6 @@ def gadget() -> None:
 def three_partition(m: int, B: int, yes: bool, distinct: bool, seed: int, output: str) -> None:
     """Write the scheduling instance of a 3-Partition instance: TEL 3m(m+1)/2 is reachable
     iff the 3-Partition instance is a yes-instance."""
-    from .gadgets import gadget as make_gadget
-    from .gadgets import tel_threshold
-
     inst = make_gadget(m, B, yes=yes, seed=seed, distinct=distinct)
     write_instance(inst, output)
     click.echo(
@@ -529,7 +541,7 @@ def list_policies() -> None:
 
 
 @main.command()
-@click.argument("name", type=click.Choice(list(REPRODUCTIONS)))
+@click.argument("name", type=RegistryChoice(REPRODUCTIONS))
 @click.option(
     "--out",
     "out_dir",

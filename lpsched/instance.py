@@ -1,4 +1,4 @@
-"""Problem data: requests and instances, validated once, read from and written to files.
+"""Problem data: requests and instances, validated once (file formats: :mod:`lpsched.io`).
 
 An instance (SPEC section 1) is one worker with a KV-cache budget of ``M`` tokens and ``n``
 requests; request ``i`` has a prefill length ``s_i >= 0``, a decode length ``o_i >= 1``, an
@@ -11,30 +11,17 @@ executor and the formulations can work on a million requests without per-request
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 MAX_VALUE = 2**40  # tokens or rounds; larger is a data error, and it keeps every sum in int64
-INSTANCE_FORMAT = "lpsched/instance"
-INSTANCE_VERSION = 1
 
-__all__ = [
-    "InstanceError",
-    "Request",
-    "Instance",
-    "read_instance",
-    "write_instance",
-    "read_trace_csv",
-]
+__all__ = ["MAX_VALUE", "InstanceError", "Request", "Instance", "int_field"]
 
 
 class InstanceError(ValueError):
@@ -88,7 +75,7 @@ def _frozen(values: Any, name: str, where: str) -> np.ndarray:
     if arr.dtype == object and arr.size:
         arr = np.asarray(
             [
-                _int_field(v, where, f"request at position {i}", name)
+                int_field(v, where, f"request at position {i}", name)
                 for i, v in enumerate(arr.tolist())
             ],
             dtype=np.int64,
@@ -380,98 +367,6 @@ class Instance:
             name=name or self.name,
         )
 
-    # ------------------------------------------------------------------ serialisation
-    def to_dict(self) -> dict[str, Any]:
-        """The SPEC section 9 instance JSON object (``arrival`` always written)."""
-        reqs = []
-        for i in range(self.n):
-            r: dict[str, Any] = {
-                "id": self.ids[i],
-                "prefill": int(self.prefill[i]),
-                "decode": int(self.decode[i]),
-                "arrival": int(self.arrival[i]),
-            }
-            if self.decode_lo is not None:
-                r["decode_lo"] = int(self.decode_lo[i])
-                r["decode_hi"] = int(self.decode_hi[i])
-            reqs.append(r)
-        return {
-            "format": INSTANCE_FORMAT,
-            "version": INSTANCE_VERSION,
-            "name": self.name,
-            "memory": self.memory,
-            "requests": reqs,
-            "metadata": dict(self.metadata),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "<memory>") -> Instance:
-        """Parse a SPEC section 9 instance object. Raises :class:`InstanceError`."""
-        if not isinstance(data, dict):
-            raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
-        for key, kind in (("name", str), ("metadata", dict)):
-            if key in data and not isinstance(data[key], kind):
-                raise InstanceError(
-                    f"{source}: field '{key}' must be a JSON "
-                    f"{'string' if kind is str else 'object'}"
-                )
-        fmt = data.get("format", INSTANCE_FORMAT)
-        if fmt != INSTANCE_FORMAT:
-            raise InstanceError(
-                f"{source}: field 'format' is {fmt!r}, expected {INSTANCE_FORMAT!r}"
-            )
-        version = data.get("version", INSTANCE_VERSION)
-        if version != INSTANCE_VERSION or isinstance(version, bool):
-            raise InstanceError(f"{source}: field 'version' is {version!r}; this lpsched reads 1")
-        for key in ("memory", "requests"):
-            if key not in data:
-                raise InstanceError(f"{source}: missing field '{key}'")
-        requests = data["requests"]
-        if not isinstance(requests, list):
-            raise InstanceError(f"{source}: field 'requests' must be a list")
-        if not requests:
-            raise InstanceError(f"{source}: field 'requests' is empty")
-        cols: dict[str, list[int]] = {
-            k: [] for k in ("prefill", "decode", "arrival", "decode_lo", "decode_hi")
-        }
-        ids = []
-        with_interval = any(
-            isinstance(r, dict) and ("decode_lo" in r or "decode_hi" in r) for r in requests
-        )
-        for pos, r in enumerate(requests):
-            if not isinstance(r, dict):
-                raise InstanceError(f"{source}: request at position {pos} is not an object")
-            rid = r.get("id", f"r{pos}")
-            if isinstance(rid, bool) or not isinstance(rid, (str, int)):
-                raise InstanceError(
-                    f"{source}: request at position {pos}: field 'id' must be a "
-                    f"string or an integer, got {rid!r}"
-                )
-            rid = str(rid)
-            ids.append(rid)
-            for key in cols:
-                optional = key == "arrival" or (key.startswith("decode_") and not with_interval)
-                if key not in r:
-                    if key == "arrival":
-                        cols[key].append(0)
-                        continue
-                    if optional:
-                        continue
-                    raise InstanceError(f"{source}: request '{rid}': missing field '{key}'")
-                cols[key].append(_int_field(r[key], source, f"request '{rid}'", key))
-        return cls(
-            memory=_int_field(data["memory"], source, "instance", "memory"),
-            prefill=cols["prefill"],
-            decode=cols["decode"],
-            arrival=cols["arrival"],
-            ids=tuple(ids),
-            decode_lo=cols["decode_lo"] if with_interval else None,
-            decode_hi=cols["decode_hi"] if with_interval else None,
-            name=str(data.get("name", Path(source).stem if source != "<memory>" else "instance")),
-            metadata=data.get("metadata") or {},
-            source=source,
-        )
-
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
@@ -481,9 +376,37 @@ _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 _FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?")
 
 
-def _int_field(value: Any, source: str, who: str, name: str, text_ok: bool = False) -> int:
-    """Coerce one JSON number (or, with ``text_ok``, one CSV field) to int, or raise naming the
-    source, request and field. Integer-valued floats (``812.0``) are accepted."""
+def int_field(value: Any, source: str, who: str, name: str, text_ok: bool = False) -> int:
+    """Coerce one value read from a file to an integer, or raise naming source, request, field.
+
+    Parameters
+    ----------
+    value : object
+        A JSON number, or with ``text_ok`` a CSV field (text). Integer-valued floats (``812.0``,
+        ``"8.12e2"``) are accepted; booleans, NaN, infinities and fractions are not.
+    source : str
+        The file (or ``"<memory>"``) named in the error.
+    who : str
+        The request or row named in the error (``"request 'r3'"``, ``"line 7"``).
+    name : str
+        The field named in the error.
+    text_ok : bool, default False
+        Accept text (CSV fields).
+
+    Returns
+    -------
+    int
+        The value, ``|value| <= MAX_VALUE`` (2^40 tokens or rounds).
+
+    Raises
+    ------
+    InstanceError
+        Not an integer, or too large.
+
+    Notes
+    -----
+    Source: ours (one coercion rule for every reader, so every error reads alike).
+    """
     out: int | None = None
     if _is_int(value):
         out = int(value)
@@ -502,192 +425,3 @@ def _int_field(value: Any, source: str, who: str, name: str, text_ok: bool = Fal
     if abs(out) > MAX_VALUE:
         raise InstanceError(f"{source}: {who}: field '{name}' is too large, got {value!r}")
     return out
-
-
-def read_instance(path: str | os.PathLike[str]) -> Instance:
-    """Read an instance JSON file (SPEC section 9).
-
-    Parameters
-    ----------
-    path : path-like
-        The instance file (a trace CSV has no memory budget: see :func:`read_trace_csv` and
-        :func:`lpsched.workloads.from_traces`).
-
-    Returns
-    -------
-    Instance
-
-    Raises
-    ------
-    InstanceError
-        Missing file, empty file, malformed JSON, or invalid data; the message names the file,
-        the request and the field.
-    """
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InstanceError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise InstanceError(f"{p}: is a directory, not an instance file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{p}: cannot read: {exc}") from None
-    if not text.strip():
-        raise InstanceError(f"{p}: the file is empty")
-    return Instance.from_dict(load_json(text, p), source=str(p))
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
-def load_json(text: str, path: str | os.PathLike[str]) -> Any:
-    """Parse JSON text read from ``path``; duplicate keys are an error.
-
-    Raises
-    ------
-    InstanceError
-        Malformed JSON (with the line), a duplicate key, or nesting too deep, naming the file.
-    """
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise InstanceError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
-    except ValueError as exc:
-        raise InstanceError(f"{path}: malformed JSON: {exc}") from None
-    except RecursionError:
-        raise InstanceError(f"{path}: malformed JSON: nested too deeply") from None
-
-
-def write_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
-    """Write ``instance`` as SPEC section 9 JSON (one request per line, stable key order)."""
-    data = instance.to_dict()
-    reqs = data.pop("requests")
-    head = json.dumps(data, indent=1)[:-2]
-    lines = ",\n  ".join(json.dumps(r) for r in reqs)
-    Path(path).write_text(f'{head},\n "requests": [\n  {lines}\n ]\n}}\n', encoding="utf-8")
-
-
-TRACE_PREFILL = "num_prefill_tokens"
-TRACE_DECODE = "num_decode_tokens"
-TRACE_ARRIVAL = "arrived_at"
-
-
-def read_trace_csv(
-    path: str | os.PathLike[str], *, with_lines: bool = False
-) -> tuple[np.ndarray, ...]:
-    """Read a serving trace CSV: ``num_prefill_tokens,num_decode_tokens[,arrived_at]``.
-
-    Other columns are ignored; integer-valued floats (``812.0``) are accepted.
-
-    Parameters
-    ----------
-    path : path-like
-        The CSV file (header row required).
-
-    Returns
-    -------
-    prefill, decode : ndarray of int64, shape (rows,)
-        Token counts ``s`` and ``o`` per row.
-    arrived_at : ndarray of float64, shape (rows,), or None
-        Arrival times in seconds, when the column exists.
-    line : ndarray of int64, shape (rows,)
-        Only with ``with_lines=True``: the line of the file each row ends on (1-based).
-
-    Raises
-    ------
-    InstanceError
-        Missing or empty file, missing header column, a row with too few fields, or a
-        value that is negative, not an integer, NaN, or a decode length of 0. The message
-        names the file, the row (1-based line number) and the column.
-
-    Notes
-    -----
-    Source: the column names of the public traces (Vidur / Splitwise, SPEC section 9).
-    """
-    p = Path(path)
-    try:
-        fh = p.open(newline="", encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InstanceError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise InstanceError(f"{p}: is a directory, not a trace file") from None
-    except OSError as exc:
-        raise InstanceError(f"{p}: cannot read: {exc}") from None
-    with fh:
-        reader = csv.reader(fh)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise InstanceError(f"{p}: the file is empty") from None
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise InstanceError(f"{p}: malformed CSV: {exc}") from None
-        header = [h.strip() for h in header]
-        for col in (TRACE_PREFILL, TRACE_DECODE, TRACE_ARRIVAL):
-            if header.count(col) > 1:
-                raise InstanceError(f"{p}: line 1: column '{col}' appears twice")
-        for col in (TRACE_PREFILL, TRACE_DECODE):
-            if col not in header:
-                raise InstanceError(
-                    f"{p}: line 1: missing column '{col}' (header is {','.join(header)!r}; "
-                    f"expected {TRACE_PREFILL},{TRACE_DECODE}[,{TRACE_ARRIVAL}])"
-                )
-        ci_s, ci_o = header.index(TRACE_PREFILL), header.index(TRACE_DECODE)
-        ci_a = header.index(TRACE_ARRIVAL) if TRACE_ARRIVAL in header else None
-        need = max(ci_s, ci_o, ci_a or 0) + 1
-        s: list[int] = []
-        o: list[int] = []
-        a: list[float] = []
-        lines: list[int] = []
-        try:
-            for row in reader:
-                line_no = reader.line_num
-                if not row or all(not c.strip() for c in row):
-                    continue
-                who = f"line {line_no}"
-                if len(row) < need:
-                    missing = [
-                        header[c] for c in (ci_s, ci_o, ci_a) if c is not None and c >= len(row)
-                    ]
-                    raise InstanceError(
-                        f"{p}: {who}: missing field '{missing[0]}' (expected {len(header)} "
-                        f"fields, got {len(row)})"
-                    )
-                sv = _int_field(row[ci_s], str(p), who, TRACE_PREFILL, text_ok=True)
-                ov = _int_field(row[ci_o], str(p), who, TRACE_DECODE, text_ok=True)
-                if sv < 0:
-                    raise InstanceError(
-                        f"{p}: {who}: field '{TRACE_PREFILL}' must be >= 0, got {sv}"
-                    )
-                if ov < 1:
-                    raise InstanceError(
-                        f"{p}: {who}: field '{TRACE_DECODE}' must be >= 1, got {ov}"
-                    )
-                s.append(sv)
-                o.append(ov)
-                lines.append(line_no)
-                if ci_a is not None:
-                    try:
-                        av = float(row[ci_a])
-                    except ValueError:
-                        av = math.nan
-                    if not math.isfinite(av) or av < 0:
-                        raise InstanceError(
-                            f"{p}: {who}: field '{TRACE_ARRIVAL}' must be a time >= 0 in seconds, "
-                            f"got {row[ci_a]!r}"
-                        )
-                    a.append(av)
-        except csv.Error as exc:
-            raise InstanceError(f"{p}: line {reader.line_num}: malformed CSV: {exc}") from None
-        except UnicodeDecodeError:
-            raise InstanceError(f"{p}: after line {reader.line_num}: not UTF-8 text") from None
-    if not s:
-        raise InstanceError(f"{p}: the file has a header but no rows")
-    arrivals = np.asarray(a, dtype=np.float64) if ci_a is not None else None
-    out = (np.asarray(s, dtype=np.int64), np.asarray(o, dtype=np.int64), arrivals)
-    return (*out, np.asarray(lines, dtype=np.int64)) if with_lines else out

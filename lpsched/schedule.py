@@ -1,4 +1,5 @@
-"""Schedules: starts, completions, memory profile, TEL, and the exact feasibility check.
+"""Schedules: starts, completions, memory profile, TEL and latency metrics, and the exact
+feasibility check (file format: :mod:`lpsched.io`).
 
 Conventions (SPEC section 2): request ``i`` started at ``p_i`` runs in rounds ``p_i+1 .. p_i+o_i``;
 in round ``p_i+j`` it holds ``s_i + j`` tokens; it completes at ``C_i = p_i + o_i``. The memory in
@@ -11,21 +12,15 @@ and completions with prefix sums), so that every test can use it as the referee.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .instance import MAX_VALUE, Instance, InstanceError, _int_field, load_json
+from .instance import Instance
 
-SCHEDULE_FORMAT = "lpsched/schedule"
-SCHEDULE_VERSION = 1
-
-__all__ = ["Schedule", "memory_at", "read_schedule", "InfeasibleScheduleError"]
+__all__ = ["Schedule", "memory_at", "latency_stats", "InfeasibleScheduleError"]
 
 
 class InfeasibleScheduleError(ValueError):
@@ -286,109 +281,48 @@ class Schedule:
             )
         return self
 
-    # ------------------------------------------------------------------ files
-    def to_dict(self) -> dict[str, Any]:
-        """The SPEC section 9 schedule JSON object; with evictions also ``runs`` (rows
-        ``[request, start, end, completed]``), ``evictions`` and ``wasted_tokens``."""
-        out: dict[str, Any] = {
-            "format": SCHEDULE_FORMAT,
-            "version": SCHEDULE_VERSION,
-            "instance": self.instance.name,
-            "policy": self.policy,
-            "start": [int(x) for x in self.start],
-            "completion": [int(x) for x in self.completion],
-            "tel": self.tel,
-        }
-        if self.runs is not None:
-            out.update(
-                runs=self.runs.tolist(), evictions=self.evictions, wasted_tokens=self.wasted_tokens
-            )
-        return out
 
-    def write(self, path: str | os.PathLike[str]) -> None:
-        """Write the schedule JSON (SPEC section 9) to ``path``."""
-        Path(path).write_text(json.dumps(self.to_dict()) + "\n", encoding="utf-8")
-
-
-def read_schedule(
-    path: str | os.PathLike[str], instance: Instance, *, check: bool = True
-) -> Schedule:
-    """Read a schedule JSON file written for ``instance``.
+def latency_stats(schedule: Schedule, round_s: float | None = None) -> dict[str, Any]:
+    """Mean, p50, p90, p99 latency and throughput of a schedule.
 
     Parameters
     ----------
-    path : path-like
-        The schedule JSON (SPEC section 9, with the optional ``runs`` of evicting policies).
-    instance : Instance
-        The instance it schedules (its name must match the file's ``instance`` field).
-    check : bool, default True
-        Also refuse a schedule that breaks the model (a start before its arrival, a round
-        over ``M``); False reads it as it is, for inspecting infeasible schedules.
+    schedule : Schedule
+        Any schedule (online or offline; with evictions the latency counts to the final
+        completion).
+    round_s : float, optional
+        Duration of one round in seconds; when given, ``mean_latency_s`` and ``p99_latency_s``
+        are added.
 
     Returns
     -------
-    Schedule
+    dict
+        ``mean_latency``, ``p50_latency``, ``p90_latency``, ``p99_latency`` (rounds; the
+        percentiles by linear interpolation, numpy's default), ``throughput`` (completed
+        requests per round over the busy span ``max_i C_i - min_i a_i``),
+        ``token_throughput`` (output tokens per round over the same span), ``makespan``
+        (rounds), ``tel`` (rounds).
 
-    Raises
-    ------
-    InstanceError
-        Missing or malformed file, wrong format, or a start list of the wrong length; the
-        completions and TEL in the file must agree with the instance; with ``check``, an
-        infeasible schedule (the message says where).
+    Notes
+    -----
+    Under overload latencies grow with the number of requests ``n`` (the queue builds up), so
+    compare policies at the same ``n``. Source: ours.
     """
-    p = Path(path)
-    try:
-        data = load_json(p.read_text(encoding="utf-8-sig"), p)
-    except FileNotFoundError:
-        raise InstanceError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{p}: cannot read: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
-        raise InstanceError(f"{p}: field 'format' must be {SCHEDULE_FORMAT!r}")
-    version = data.get("version", SCHEDULE_VERSION)
-    if version != SCHEDULE_VERSION or isinstance(version, bool):
-        raise InstanceError(f"{p}: field 'version' is {version!r}; this lpsched reads 1")
-    if "instance" in data and data["instance"] != instance.name:
-        raise InstanceError(
-            f"{p}: field 'instance' is {data['instance']!r}, but the instance "
-            f"given is {instance.name!r}"
-        )
-    start = data.get("start")
-    if not isinstance(start, list) or len(start) != instance.n:
-        raise InstanceError(f"{p}: field 'start' must list {instance.n} integers")
-    values = [
-        _int_field(x, str(p), f"request '{instance.ids[i]}'", "start") for i, x in enumerate(start)
-    ]
-    for i, v in enumerate(values):
-        if not 0 <= v <= MAX_VALUE:
-            raise InstanceError(
-                f"{p}: request '{instance.ids[i]}': field 'start' must be a "
-                f"round in [0, 2^40], got {v}"
-            )
-    runs = data.get("runs")
-    if runs is not None:
-        if not (
-            isinstance(runs, list)
-            and all(
-                isinstance(r, list)
-                and len(r) == 4
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in r)
-                for r in runs
-            )
-        ):
-            raise InstanceError(
-                f"{p}: field 'runs' must list [request, start, end, completed] integer rows"
-            )
-        runs = np.asarray(runs, dtype=np.int64).reshape(-1, 4)
-    sched = Schedule(
-        instance, np.asarray(values, dtype=np.int64), policy=str(data.get("policy", "")), runs=runs
-    )
-    if "completion" in data and data["completion"] != sched.completion.tolist():
-        raise InstanceError(f"{p}: field 'completion' disagrees with start + decode length")
-    if "tel" in data and (isinstance(data["tel"], bool) or data["tel"] != sched.tel):
-        raise InstanceError(f"{p}: field 'tel' is {data['tel']!r}, the starts give {sched.tel}")
-    if check:
-        bad = sched.violations(limit=3)
-        if bad:
-            raise InstanceError(f"{p}: infeasible schedule: " + "; ".join(bad))
-    return sched
+    lat = schedule.latency.astype(float)
+    inst = schedule.instance
+    span = max(1, int(schedule.completion.max() - inst.arrival.min()))
+    p50, p90, p99 = np.percentile(lat, [50, 90, 99])
+    out: dict[str, Any] = {
+        "tel": schedule.tel,
+        "mean_latency": float(lat.mean()),
+        "p50_latency": float(p50),
+        "p90_latency": float(p90),
+        "p99_latency": float(p99),
+        "throughput": inst.n / span,
+        "token_throughput": float(inst.decode.sum()) / span,
+        "makespan": schedule.makespan,
+    }
+    if round_s is not None:
+        out["mean_latency_s"] = out["mean_latency"] * round_s
+        out["p99_latency_s"] = out["p99_latency"] * round_s
+    return out

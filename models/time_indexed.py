@@ -16,7 +16,8 @@ import os
 from pathlib import Path
 
 from lpsched.formulations import build_model
-from lpsched.instance import read_instance
+from lpsched.io import read_instance
+from lpsched.solvers.solve import exact_horizon
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parent.parent / "instances" / "exact" / "mix10-s1.json"
 RELAX = False
@@ -27,4 +28,4 @@ def pyomo_create_model(options=None, model_options=None):
     ``time_indexed_lp.py``). Raises ``InstanceError`` for a bad instance file."""
     instance = read_instance(os.environ.get("LPSCHED_INSTANCE", DEFAULT_INSTANCE))
     horizon = os.environ.get("LPSCHED_HORIZON")
-    return build_model(instance, int(horizon) if horizon else None, relax=RELAX)
+    return build_model(instance, int(horizon) if horizon else exact_horizon(instance), relax=RELAX)

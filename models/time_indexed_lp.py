@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from lpsched.formulations import build_model
-from lpsched.instance import read_instance
+from lpsched.io import read_instance
+from lpsched.solvers.solve import exact_horizon
 
 try:  # loaded by the pyomo command as a plain file, or imported as models.time_indexed_lp
     from time_indexed import DEFAULT_INSTANCE
@@ -24,4 +25,4 @@ def pyomo_create_model(options=None, model_options=None):
     """The LP relaxation for the ``pyomo`` command. Raises ``InstanceError`` for a bad file."""
     instance = read_instance(os.environ.get("LPSCHED_INSTANCE", DEFAULT_INSTANCE))
     horizon = os.environ.get("LPSCHED_HORIZON")
-    return build_model(instance, int(horizon) if horizon else None, relax=True)
+    return build_model(instance, int(horizon) if horizon else exact_horizon(instance), relax=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lpsched.instance import read_trace_csv
+from lpsched.io import read_trace_csv
 
 SOURCES = {
     "conversation": (

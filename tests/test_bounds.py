@@ -3,14 +3,13 @@ chooser between the LP relaxation and the combinatorial bound."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lpsched.bounds import best_bound, combinatorial_bound, combinatorial_value, trivial_bound
-from lpsched.exact import lp_bound, solve_exact
+from lpsched.bounds import combinatorial_bound, trivial_bound
 from lpsched.instance import Instance
+from lpsched.solvers.solve import lp_bound, solve_exact
 
 # Reference cases (from the project's reference/cases.json): M, s_i, o_i, a_i, optimal TEL.
 REFERENCE = [
@@ -28,9 +27,8 @@ def test_hand_example():
     # M = 5; (s, o) = (2, 2), (0, 1), (1, 3); A_i = o s + o (o + 1) / 2 = 7, 1, 9.
     # k = 1, 2, 3: ceil((1, 8, 17) / 5) = 1, 2, 4; sorted o = 1, 2, 3; sum of maxima = 7 > sum o.
     inst = Instance.from_arrays([2, 0, 1], [2, 1, 3], 5)
-    assert trivial_bound(inst).bound == 6
-    cb = combinatorial_bound(inst)
-    assert cb.method == "combinatorial" and cb.bound == 7 and cb.horizon is None
+    assert trivial_bound(inst) == 6
+    assert combinatorial_bound(inst) == 7
     assert solve_exact(inst).objective >= 7
 
 
@@ -38,17 +36,17 @@ def test_arrival_version():
     # Same requests arriving at 0, 4, 1: sorted a + o = 2, 4, 5; area part 1, 2, 4;
     # sum of maxima 2 + 4 + 5 = 11, minus sum a = 5 -> 6 = sum o.
     inst = Instance.from_arrays([2, 0, 1], [2, 1, 3], 5, [0, 4, 1])
-    assert combinatorial_value(inst) == 6
+    assert combinatorial_bound(inst) == 6
     # late arrivals cannot push the bound below the trivial one
     late = Instance.from_arrays([2, 0, 1], [2, 1, 3], 5, [50, 60, 70])
-    assert combinatorial_value(late) == 6
+    assert combinatorial_bound(late) == 6
 
 
 @pytest.mark.parametrize("case", REFERENCE)
 def test_reference_cases(case):
     memory, s, o, a, opt = case
     inst = Instance.from_arrays(s, o, memory, a)
-    assert trivial_bound(inst).bound <= combinatorial_bound(inst).bound <= opt
+    assert trivial_bound(inst) <= combinatorial_bound(inst) <= opt
 
 
 @st.composite
@@ -66,30 +64,6 @@ def small_instances(draw) -> Instance:
 def test_bounds_never_exceed_the_optimum(inst):
     res = solve_exact(inst)
     assert res.status.value == "optimal"
-    cb = combinatorial_bound(inst).bound
-    assert trivial_bound(inst).bound <= cb <= res.objective
+    cb = combinatorial_bound(inst)
+    assert trivial_bound(inst) <= cb <= res.objective
     assert lp_bound(inst).bound <= res.objective + 1e-6
-
-
-def test_best_bound_uses_lp_when_small():
-    inst = Instance.from_arrays([9, 1, 3, 3, 1, 0], [1, 7, 8, 5, 4, 8], 22)
-    b = best_bound(inst, time_limit=30)
-    assert b.method == "lp" and b.horizon is not None
-    assert b.bound == pytest.approx(lp_bound(inst).bound)
-    assert "LP solved" in b.info["reason"] and b.info["combinatorial"] <= b.bound
-    assert best_bound(inst, method="combinatorial").method == "combinatorial"
-    assert best_bound(inst, method="trivial").bound == 33
-    with pytest.raises(ValueError, match="unknown bound method"):
-        best_bound(inst, method="magic")
-
-
-def test_best_bound_falls_back_on_large_instances():
-    rng = np.random.default_rng(0)
-    n, memory = 2000, 16492
-    o = rng.integers(1, 600, n)
-    s = rng.integers(0, 2000, n)
-    inst = Instance.from_arrays(s, o, memory)
-    b = best_bound(inst, time_limit=5)
-    assert b.method == "combinatorial" and "LP too large" in b.info["reason"]
-    assert b.bound == combinatorial_value(inst) >= o.sum()
-    assert b.runtime_s < 5

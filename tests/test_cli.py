@@ -8,9 +8,8 @@ import numpy as np
 from click.testing import CliRunner
 
 from lpsched.cli import DEFAULT_INSTANCE, DEFAULT_SPEC, default_instance, main
-from lpsched.instance import read_instance
-from lpsched.schedule import read_schedule
-from lpsched.workloads import generate
+from lpsched.generators.workloads import generate
+from lpsched.io import read_instance, read_schedule
 
 
 def invoke(*args):
@@ -247,7 +246,8 @@ def test_exact_with_another_thread_count_in_the_same_process():
     # HiGHS sizes its thread pool at the first solve; a later solve with another size must
     # still be proven optimal, not silently fall back to the heuristic
     for threads in (None, 1, 2):
-        from lpsched.exact import SolveStatus, solve_exact
+        from lpsched.solvers.result import SolveStatus
+        from lpsched.solvers.solve import solve_exact
 
         res = solve_exact(read_instance(EXACT), threads=threads)
         assert (res.status, res.objective) == (SolveStatus.OPTIMAL, 74)

@@ -12,7 +12,7 @@ from reference_cases import CASES
 
 from lpsched.executor import execute
 from lpsched.instance import Instance
-from lpsched.policies import run_policy
+from lpsched.policies.registry import run_policy
 
 
 def reference_execute(instance: Instance, order, backfill: bool = False) -> list[int]:

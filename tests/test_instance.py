@@ -11,14 +11,8 @@ import json
 import numpy as np
 import pytest
 
-from lpsched.instance import (
-    Instance,
-    InstanceError,
-    Request,
-    read_instance,
-    read_trace_csv,
-    write_instance,
-)
+from lpsched.instance import Instance, InstanceError, Request
+from lpsched.io import read_instance, read_trace_csv, write_instance
 
 # --------------------------------------------------------------------------- helpers
 

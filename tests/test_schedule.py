@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lpsched.instance import Instance, InstanceError
-from lpsched.schedule import InfeasibleScheduleError, Schedule, memory_at, read_schedule
+from lpsched.io import read_schedule, write_schedule
+from lpsched.schedule import InfeasibleScheduleError, Schedule, memory_at
 
 
 def brute_memory(prefill, decode, start, t: int) -> int:
@@ -159,7 +160,7 @@ def test_memory_matches_brute_force(sched):
 def test_schedule_json_round_trip(tmp_path):
     sched = Schedule(ONLINE, [0, 1, 3], policy="hand")
     path = tmp_path / "s.json"
-    sched.write(path)
+    write_schedule(sched, path)
     data = json.loads(path.read_text())
     assert data == {
         "format": "lpsched/schedule",
@@ -178,7 +179,7 @@ def test_schedule_json_round_trip(tmp_path):
 
 def test_read_schedule_errors(tmp_path):
     path = tmp_path / "s.json"
-    Schedule(ONLINE, [0, 1, 3], policy="hand").write(path)
+    write_schedule(Schedule(ONLINE, [0, 1, 3], policy="hand"), path)
     data = json.loads(path.read_text())
     for change, needle in [
         ({"tel": 8}, "tel"),
@@ -199,7 +200,7 @@ def test_read_schedule_errors(tmp_path):
 def test_read_schedule_rejects_completions_that_disagree(tmp_path):
     """read_schedule's docstring: the completions in the file must agree with the instance."""
     path = tmp_path / "s.json"
-    Schedule(ONLINE, [0, 1, 3], policy="hand").write(path)
+    write_schedule(Schedule(ONLINE, [0, 1, 3], policy="hand"), path)
     data = json.loads(path.read_text())
     data["completion"] = [9, 9, 9]  # the starts and decode lengths give (3, 3, 4)
     path.write_text(json.dumps(data))

@@ -1,18 +1,19 @@
 """Mathematical models of the KV-cache batch scheduling problem (SPEC section 3).
 
-* :mod:`.horizon` -- the horizon ``T = min(T1, T2)`` and the start windows, with their argument;
-* :mod:`.time_indexed` -- the time-indexed MIP: the Pyomo model (:func:`build_model`, ``relax=True``
-  for the LP relaxation) and the same model as a sparse matrix (:func:`time_indexed_matrix`);
-* :mod:`.highs`, :mod:`.cpsat` -- the matrix handed to HiGHS (highspy) and OR-Tools CP-SAT.
+* :mod:`.horizon` -- the horizon ``T = min(T1, T2)`` and the start windows, with their argument
+  (pure functions of an upper-bound schedule they are given);
+* :mod:`.time_indexed` -- the time-indexed MIP: the Pyomo model (:func:`build_model`,
+  ``relax=True`` for the LP relaxation) and the same model as a sparse matrix
+  (:func:`time_indexed_matrix`);
+* :mod:`.cuts` -- valid inequalities on the memory rows (GUB covers).
 
-Every formulation is written out in ``models/README.md`` with the names used here.
+The solvers that run these models are in :mod:`lpsched.solvers`. Every formulation is written out
+in ``models/README.md`` with the names used here.
 """
 
 from .horizon import (
-    HEURISTICS,
     Horizon,
     HorizonError,
-    best_heuristic,
     horizon_t1,
     horizon_t2,
     min_horizon,
@@ -28,10 +29,8 @@ from .time_indexed import (
 )
 
 __all__ = [
-    "HEURISTICS",
     "Horizon",
     "HorizonError",
-    "best_heuristic",
     "horizon_t1",
     "horizon_t2",
     "min_horizon",

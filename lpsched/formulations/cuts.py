@@ -26,7 +26,7 @@ import numpy as np
 
 from .time_indexed import TimeIndexedMatrix
 
-__all__ = ["MemoryRows", "separate_cover_cuts", "add_cover_cuts"]
+__all__ = ["MemoryRows", "separate_cover_cuts"]
 
 
 class MemoryRows:
@@ -144,50 +144,3 @@ def separate_cover_cuts(
             found.append(r)
     found.sort(key=lambda r: -r[0])
     return [(cols, rhs) for _, cols, rhs in found[:max_cuts]]
-
-
-def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-4) -> dict:
-    """Cut loop on the LP relaxation held by the ``highspy.Highs`` object ``h``.
-
-    Solves the LP (columns relaxed temporarily), separates GUB-cover cuts, adds them as rows,
-    re-solves, for at most ``rounds`` rounds or until the LP value rises by less than ``tol``
-    (relative) in a round; then restores the integrality of ``mat``'s columns. The cuts are
-    valid for every schedule (module docstring), so the MIP optimum is unchanged.
-
-    Returns
-    -------
-    dict
-        ``cuts`` (number added), ``cut_rounds``, ``lp_before`` and ``lp_after`` (LP values).
-    """
-    import highspy
-
-    integrality = [highspy.HighsVarType.kInteger] * mat.ncol
-    idx = np.arange(mat.ncol, dtype=np.int32)
-    h.changeColsIntegrality(mat.ncol, idx, np.array([highspy.HighsVarType.kContinuous] * mat.ncol))
-    rows = MemoryRows(mat)
-    info = {"cuts": 0, "cut_rounds": 0, "lp_before": None, "lp_after": None}
-    try:
-        h.run()
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return info
-        val = h.getInfo().objective_function_value
-        info["lp_before"] = info["lp_after"] = val
-        for r in range(rounds):
-            cuts = separate_cover_cuts(rows, np.asarray(h.getSolution().col_value))
-            if not cuts:
-                break
-            for cols, rhs in cuts:
-                h.addRow(-highspy.kHighsInf, float(rhs), int(cols.size), cols, np.ones(cols.size))
-            info["cuts"] += len(cuts)
-            info["cut_rounds"] = r + 1
-            h.run()
-            if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-                break
-            new = h.getInfo().objective_function_value
-            info["lp_after"] = new
-            if new - val <= tol * max(1.0, abs(val)):
-                break
-            val = new
-    finally:
-        h.changeColsIntegrality(mat.ncol, idx, np.array(integrality))
-    return info

@@ -21,14 +21,13 @@ at most the *slack* ``UB - sum_j o_j``, and every single wait is at most ``W``. 
 so the MIP optimum is unchanged and the LP relaxation over the windows is still a lower bound
 on the optimal TEL (it is the LP of a MIP with the same optimum).
 
-``UB`` comes from the best heuristic schedule: every list policy of the registry, strict and
-with backfill (the LP-based ``sorted-lp`` excluded, since it needs the model);
-:func:`lpsched.exact.solve_exact` improves it further with :func:`improve_schedule`.
+Everything here is a pure function of the instance and of a feasible schedule it is given
+(the upper bound ``UB``); :mod:`lpsched.solvers.solve` finds that schedule with
+:mod:`lpsched.policies.local_search`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,15 +41,9 @@ __all__ = [
     "horizon_t1",
     "horizon_t2",
     "min_horizon",
-    "best_heuristic",
     "tight_horizon",
     "start_windows",
-    "improve_schedule",
-    "HEURISTICS",
 ]
-
-#: Policies tried for the upper bound ``UB`` (each strict and ``+backfill``).
-HEURISTICS: tuple[str, ...] = ("fcfs", "mcsf", "size", "sorted-f")
 
 
 class HorizonError(ValueError):
@@ -78,7 +71,7 @@ class Horizon:
         ``UB - sum_i o_i``: the largest total waiting time of a schedule at least as good as
         ``schedule``; every start satisfies ``p_i <= a_i + slack`` (rounds).
     schedule : Schedule or None
-        The best heuristic schedule (the MIP start), feasible.
+        The schedule that gave ``UB`` (the MIP start), feasible.
     """
 
     T: int
@@ -105,133 +98,17 @@ def min_horizon(instance: Instance) -> int:
     return int((instance.arrival + instance.decode).max())
 
 
-def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> Schedule:
-    """The schedule with the smallest TEL over ``policies``, each strict and ``+backfill``.
-
-    Parameters
-    ----------
-    instance : Instance
-    policies : sequence of str
-        Registered list policies (default :data:`HEURISTICS`).
-
-    Returns
-    -------
-    Schedule
-        Feasible (checked); ``info["heuristic"]`` names the winner (first on ties).
-    """
-    from ..policies import run_policy  # the registry imports sorted-lp, which imports us
-
-    best: Schedule | None = None
-    for name in policies:
-        for spec in (name, name + "+backfill"):
-            sched = run_policy(instance, spec, solver="swap")  # dp's tables grow with M
-            if best is None or sched.tel < best.tel:
-                best = sched
-    assert best is not None
-    best.check()
-    best.info["heuristic"] = best.policy
-    return best
-
-
-def improve_schedule(
-    instance: Instance,
-    schedule: Schedule,
-    iterations: int = 4000,
-    *,
-    seed: int = 0,
-    time_limit: float | None = 5.0,
-) -> Schedule:
-    """Local search over priority lists: a better upper bound ``UB`` than the list policies.
-
-    Starts from the list of ``schedule`` (its requests by start, ties by index) and, for
-    ``iterations`` steps, moves one request (a swap of two positions or a re-insertion, chosen
-    at random) and runs the executor (:func:`lpsched.execute`) strict and with backfill; a move
-    is kept when the better of the two TELs is not worse than the current one (plateau moves
-    allowed), and the best schedule seen is returned. The search stops early after ``50 n``
-    moves without a new best.
+def tight_horizon(instance: Instance, schedule: Schedule, horizon: int | None = None) -> Horizon:
+    """The horizon of SPEC section 3: ``min(T1, T2)``, with ``T2`` from ``schedule``'s TEL.
 
     Parameters
     ----------
     instance : Instance
     schedule : Schedule
-        A feasible schedule (the starting point); returned when nothing better is found.
-    iterations : int, default 4000
-        Largest number of moves tried (at most two executor runs each; at most about 2 s at
-        n = 30).
-    seed : int, default 0
-        Seed of the move generator (the search is deterministic for a given seed unless the
-        time limit stops it).
-    time_limit : float or None, default 5
-        Seconds after which the search stops early (large instances).
-
-    Returns
-    -------
-    Schedule
-        Feasible (every candidate comes from the executor); ``info["heuristic"]`` is
-        ``"local-search"`` when it improved on ``schedule``.
-
-    Notes
-    -----
-    Source: ours. Measured in ``benchmarks/bench_exact.py`` (scaled 80/20 mix): the best list
-    policy is 1-4 % above the local-search value at n = 20-30, and the better ``UB`` gives the
-    MIP a better start, a smaller ``T2``, smaller windows and more reduced-cost fixing.
-    """
-    import time
-
-    from ..executor import execute
-
-    n = instance.n
-    best = schedule
-    if n < 2 or iterations <= 0:
-        return best
-    rng = np.random.default_rng(seed)
-    cur = np.lexsort((np.arange(n), schedule.start))
-    cur_tel = schedule.tel
-    t0 = time.perf_counter()
-    moves = rng.integers(0, n, size=(iterations, 2))
-    kinds = rng.random(iterations) < 0.5
-    last_best, patience = 0, 50 * n
-    for it in range(iterations):
-        if it - last_best > patience:
-            break
-        if time_limit is not None and it % 64 == 0 and time.perf_counter() - t0 > time_limit:
-            break
-        i, j = int(moves[it, 0]), int(moves[it, 1])
-        if i == j:
-            continue
-        cand = cur.copy()
-        if kinds[it]:
-            cand[i], cand[j] = cand[j], cand[i]
-        else:
-            cand = np.insert(np.delete(cand, i), j, cur[i])
-        for backfill in (False, True):
-            sched = execute(instance, cand, backfill=backfill, policy="local-search")
-            if sched.tel <= cur_tel:
-                cur, cur_tel = cand, sched.tel
-                if sched.tel < best.tel:
-                    best, last_best = sched, it
-                break
-    if best is not schedule:
-        best.check()
-        best.info["heuristic"] = "local-search"
-    return best
-
-
-def tight_horizon(
-    instance: Instance,
-    horizon: int | None = None,
-    schedule: Schedule | None = None,
-) -> Horizon:
-    """The horizon of SPEC section 3: ``min(T1, T2)`` with ``T2`` from the best heuristic.
-
-    Parameters
-    ----------
-    instance : Instance
+        A feasible schedule; its TEL is the upper bound ``UB`` behind ``T2`` and the slack.
     horizon : int, optional
         A caller's horizon ``T`` (rounds). Accepted when ``T >= min(T1, T2)``; a larger ``T``
         is valid but gives a larger model and a weaker LP.
-    schedule : Schedule, optional
-        A feasible schedule for ``UB``; default :func:`best_heuristic`.
 
     Returns
     -------
@@ -250,10 +127,7 @@ def tight_horizon(
     -----
     Source: SPEC section 3 (our argument for ``T1`` and ``T2`` in the module docstring).
     """
-    if schedule is None:
-        schedule = best_heuristic(instance)
-    else:
-        schedule.check()
+    schedule.check()
     ub = schedule.tel
     t1 = horizon_t1(instance)
     t2 = horizon_t2(instance, ub)

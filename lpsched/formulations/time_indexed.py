@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..instance import Instance
-from .horizon import Horizon, start_windows, tight_horizon
+from .horizon import Horizon, start_windows
 
 __all__ = [
     "TimeIndexedMatrix",
@@ -61,17 +61,15 @@ __all__ = [
 
 
 def resolve_horizon(
-    instance: Instance, horizon: int | Horizon | None, slack: int | None = None
+    instance: Instance, horizon: int | Horizon, slack: int | None = None
 ) -> tuple[int, int | None]:
     """``(T, slack)`` for a builder's ``horizon`` argument.
 
-    ``None`` -> :func:`~lpsched.formulations.horizon.tight_horizon` (``min(T1, T2)`` and the
-    waiting slack ``UB - sum o``); a :class:`Horizon` -> its ``T`` and ``slack``; an int ``T``
-    -> ``(T, slack)`` as given (no windows unless ``slack`` is given). Raises
+    A :class:`Horizon` (:func:`~lpsched.formulations.horizon.tight_horizon`: ``min(T1, T2)``
+    and the waiting slack ``UB - sum o``) -> its ``T`` and ``slack``; an int ``T`` ->
+    ``(T, slack)`` as given (no windows unless ``slack`` is given). Raises
     :class:`HorizonError` when ``T < max_i (a_i + o_i)``. Source: ours.
     """
-    if horizon is None:
-        horizon = tight_horizon(instance)
     if isinstance(horizon, Horizon):
         return horizon.T, horizon.slack if slack is None else slack
     T = int(horizon)
@@ -227,7 +225,8 @@ def _units(instance: Instance, aggregate: bool) -> list[np.ndarray]:
 def matrix_size(instance: Instance, horizon: int, slack: int | None = None) -> tuple[int, int]:
     """``(columns, non-zeros)`` of the time-indexed model without building it (O(n)).
 
-    Used to decide whether the LP relaxation is affordable (:func:`lpsched.bounds.best_bound`).
+    Used to decide whether the LP relaxation is affordable
+    (:func:`lpsched.solvers.solve.best_bound`). Source: ours.
     """
     lo, hi = start_windows(instance, horizon, slack)
     width = hi - lo + 1
@@ -236,7 +235,7 @@ def matrix_size(instance: Instance, horizon: int, slack: int | None = None) -> t
 
 def time_indexed_matrix(
     instance: Instance,
-    horizon: int | Horizon | None = None,
+    horizon: int | Horizon,
     *,
     slack: int | None = None,
     aggregate: bool = False,
@@ -246,8 +245,8 @@ def time_indexed_matrix(
     Parameters
     ----------
     instance : Instance
-    horizon : int, Horizon or None
-        See :func:`resolve_horizon` (None: ``min(T1, T2)`` with start windows).
+    horizon : int or Horizon
+        See :func:`resolve_horizon` (a :class:`Horizon`: ``min(T1, T2)`` with start windows).
     slack : int, optional
         Waiting budget for the start windows (rounds), see :func:`.start_windows`.
     aggregate : bool, default False
@@ -421,7 +420,7 @@ def add_objective(m) -> None:
 
 def build_model(
     instance: Instance,
-    horizon: int | Horizon | None = None,
+    horizon: int | Horizon,
     *,
     relax: bool = False,
     slack: int | None = None,
@@ -432,12 +431,12 @@ def build_model(
     ----------
     instance : Instance
         Requests ``(s_i, o_i, a_i)`` and budget ``M``.
-    horizon : int, Horizon or None
-        ``T`` in rounds; None = ``min(T1, T2)`` with the start windows of the waiting slack
-        (see :mod:`lpsched.formulations.horizon`). An int ``T`` gives the plain windows
-        ``K_i = {a_i .. T - o_i}`` (unless ``slack`` is given); this builder does not check
-        that ``T`` is large enough to hold an optimal schedule (:func:`lpsched.exact.solve_exact`
-        does).
+    horizon : int or Horizon
+        A :class:`Horizon` (:func:`~lpsched.formulations.horizon.tight_horizon`) gives
+        ``min(T1, T2)`` with the start windows of the waiting slack. An int ``T`` gives the
+        plain windows ``K_i = {a_i .. T - o_i}`` (unless ``slack`` is given); this builder does
+        not check that ``T`` is large enough to hold an optimal schedule
+        (:func:`lpsched.solvers.solve.exact_horizon` does).
     relax : bool, default False
         ``x`` in ``[0, 1]`` instead of binary: the LP relaxation of the same model.
     slack : int, optional

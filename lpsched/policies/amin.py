@@ -1,7 +1,7 @@
 """Policies for unknown decode lengths: A_max, A_min and Sorted-F+Amin (SPEC section 6).
 
 Each request has a known interval ``l_i <= o_i <= u_i`` (``decode_lo``, ``decode_hi``; build them
-with :mod:`lpsched.intervals`); ``o_i`` is revealed only when the request finishes. All three run
+with :mod:`lpsched.generators.intervals`); ``o_i`` is revealed only when the request finishes. All three run
 on :func:`~lpsched.eviction.execute_with_eviction`:
 
 * ``amax`` -- plan with ``e_i = u_i``, list by ``u_i`` (then index). Never evicts (estimates are
@@ -40,7 +40,7 @@ def _intervals(instance: Instance, who: str) -> tuple[list[int], list[int]]:
         raise ValueError(
             f"{who} needs prediction intervals (decode_lo, decode_hi) on instance "
             f"{instance.name!r}; add them with 'lpsched generate ... --intervals' or "
-            "lpsched.intervals (exact, multiplicative, binned, no_information)"
+            "lpsched.generators.intervals (exact, multiplicative, binned, no_information)"
         )
     return instance.decode_lo.tolist(), instance.decode_hi.tolist()
 

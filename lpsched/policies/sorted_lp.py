@@ -3,9 +3,9 @@
 Solve the LP relaxation of the time-indexed model (SPEC section 3), give each request its
 fractional completion time ``sum_k (k + o_i) x_{i,k}`` (rounds), and list the requests by that
 value, then by ``o_i``, then by index; the executor runs the list. The LP is built as a sparse
-matrix and solved by HiGHS directly (:func:`lpsched.exact.solve_lp`), which handles n = 200 of
-the scaled 80/20 mix in a few seconds; instances whose LP would exceed ``max_nonzeros`` are
-refused with :class:`lpsched.exact.LPTooLargeError`.
+matrix and solved by HiGHS directly (:func:`lpsched.solvers.solve.solve_lp`); instances whose
+LP would exceed ``max_nonzeros`` are refused with :class:`lpsched.solvers.result.LPTooLargeError`.
+This is the one policy that sits above the solvers (``docs/architecture.md``).
 
 Source: arXiv 2508.06133, section 5 (Sorted-LP); the classic LP-ordering idea of Hall, Schulz,
 Shmoys and Wein (Math. Oper. Res. 1997).
@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..instance import Instance
+from ..solvers.solve import LP_MAX_NONZEROS, solve_lp
 
 __all__ = ["sorted_lp_order", "lp_completion_times"]
 
@@ -37,7 +38,7 @@ def lp_completion_times(
     horizon : int, optional
         LP horizon ``T`` (rounds); default ``min(T1, T2)`` with start windows.
     max_nonzeros : int, optional
-        Size limit of the LP (default :data:`lpsched.exact.LP_MAX_NONZEROS`).
+        Size limit of the LP (default :data:`lpsched.solvers.solve.LP_MAX_NONZEROS`).
 
     Returns
     -------
@@ -48,8 +49,6 @@ def lp_completion_times(
     LPTooLargeError
         The LP exceeds ``max_nonzeros``.
     """
-    from ..exact import LP_MAX_NONZEROS, solve_lp
-
     sol = solve_lp(instance, horizon, max_nonzeros=max_nonzeros or LP_MAX_NONZEROS)
     return sol.fractional_completion()
 

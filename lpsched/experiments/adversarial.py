@@ -1,0 +1,383 @@
+"""A local search for small instances on which a policy is far from optimal.
+
+:func:`adversarial_search` changes one ``s_i``, one ``o_i``, copies a request or changes ``M``,
+with the exact optimum at every step, and keeps the worst ``TEL(policy) / OPT`` found (by
+default for Sorted-F, whose ratio is proven to be at most 48; arXiv 2508.06133, section 4).
+:func:`save_adversarial` and :func:`catalogue_rows` keep and list the instances found
+(``instances/adversarial``). Source: ours.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..generators.small import small_instance
+from ..instance import Instance
+from ..io import read_instance, write_instance
+from ..policies.registry import parse_policy, run_policy
+from ..solvers.cache import OptimumCache
+from .engine import Sweep, Task, run_sweep
+
+__all__ = [
+    "SearchResult",
+    "adversarial_search",
+    "save_adversarial",
+    "catalogue_rows",
+    "ADVERSARIAL_FIELDS",
+    "search_row",
+]
+
+
+@dataclass
+class SearchResult:
+    """Outcome of :func:`adversarial_search`.
+
+    Attributes
+    ----------
+    instance : Instance
+        The worst instance found; ``metadata`` records ratio, optimum and how it was found.
+    ratio : float
+        ``TEL(policy) / OPT`` on it (``OPT`` the best TEL found by the solver; a lower bound on
+        the true ratio when not proven optimal).
+    tel : int
+        ``TEL(policy)`` in rounds.
+    opt : int
+        Optimal (or best known) TEL in rounds.
+    bound : float
+        Proven lower bound on the optimal TEL (rounds).
+    optimal : bool
+        Whether ``opt`` is proven optimal.
+    history : list of float
+        Best ratio after every step (all restarts, in order).
+    evaluations : int
+        Instances evaluated (exact solves, cached ones included).
+    runtime_s : float
+        Wall time in seconds.
+    call : str
+        The Python call that reproduces the search.
+    """
+
+    instance: Instance
+    ratio: float
+    tel: int
+    opt: int
+    bound: float
+    optimal: bool
+    history: list[float] = field(default_factory=list, repr=False)
+    evaluations: int = 0
+    runtime_s: float = 0.0
+    call: str = ""
+
+
+def _mutate(
+    s: np.ndarray, o: np.ndarray, M: int, rng: np.random.Generator, max_memory: int, max_decode: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """One random move; the result satisfies ``o_i >= 1``, ``s_i >= 0``, ``s_i + o_i <= M``."""
+    s, o = s.copy(), o.copy()
+    n = s.size
+    move = rng.choice(["s", "o", "copy", "M"], p=[0.38, 0.38, 0.12, 0.12])
+    i = int(rng.integers(n))
+    step = int(rng.choice([1, 1, 2, 3, max(1, M // 4)]))
+    sign = int(rng.choice([-1, 1]))
+    if move == "s":
+        s[i] = min(max(0, s[i] + sign * step), M - o[i])
+    elif move == "o":
+        o[i] = min(max(1, o[i] + sign * step), max_decode, M)
+        s[i] = min(s[i], M - o[i])
+    elif move == "copy":
+        j = int(rng.integers(n))
+        s[i], o[i] = s[j], o[j]
+    else:
+        M2 = min(max(2, M + sign * step), max_memory)
+        if M2 < M:  # shrink the requests that no longer fit
+            o = np.minimum(o, M2)
+            s = np.minimum(s, M2 - o)
+        M = M2
+    return s, o, M
+
+
+def adversarial_search(
+    policy: str = "sorted-f",
+    *,
+    n: int = 5,
+    memory: int = 12,
+    steps: int = 150,
+    restarts: int = 4,
+    seed: int = 0,
+    max_memory: int = 24,
+    max_decode: int = 8,
+    workload: str = "uniform",
+    solver: str = "highs",
+    time_limit: float = 10.0,
+    temperature: float = 0.02,
+    start: Instance | None = None,
+) -> SearchResult:
+    """Local search for a small instance that maximises ``TEL(policy) / OPT``.
+
+    Parameters
+    ----------
+    policy : str
+        Registry name of the policy attacked (default Sorted-F, whose ratio is proven
+        ``<= 48``).
+    n : int
+        Requests per instance (fixed during the search).
+    memory : int
+        Initial budget ``M`` (tokens) of each random start.
+    steps : int
+        Moves per restart.
+    restarts : int
+        Independent starts (``small_instance(workload, n, memory, seed=seed + r)``).
+    seed : int
+        Seed of the starts and of the moves.
+    max_memory : int
+        Largest ``M`` the moves may reach (tokens; keeps the exact solves fast).
+    max_decode : int
+        Largest ``o_i`` the moves may reach (tokens).
+    workload : str
+        :data:`SMALL_WORKLOADS` name of the starts.
+    solver : {"highs", "cpsat"}
+        Exact back end; every step solves the new instance exactly (memoised).
+    time_limit : float
+        Seconds per exact solve (if the optimum is not proven, the best TEL found is used,
+        which can only make the ratio smaller).
+    temperature : float
+        Simulated-annealing temperature on the ratio: a worse move is accepted with
+        probability ``exp(-(loss) / temperature)``; 0 gives plain hill climbing (ties
+        accepted).
+    start : Instance, optional
+        Start from this instance (first restart only) instead of a random one.
+
+    Returns
+    -------
+    SearchResult
+        The worst instance found over all restarts, with its ratio and provenance in
+        ``instance.metadata`` (``ratio``, ``policy``, ``tel``, ``opt``, ``optimal``,
+        ``lower_bound``, ``found_by``).
+
+    Raises
+    ------
+    KeyError
+        Unknown policy (the message lists the registered ones).
+    ValueError
+        Unknown workload, ``n < 1``, ``steps < 0`` or ``restarts < 1``.
+
+    Notes
+    -----
+    Moves: change one ``s_i`` or ``o_i`` by ``+-1, 2, 3`` or ``M/4``; copy one request onto
+    another; change ``M`` (shrinking requests that no longer fit). The policy's TEL comes from
+    the registry (Sorted-F with its exact ``dp`` Phase 1 at these sizes), the optimum from
+    :func:`lpsched.solvers.solve.solve_exact`. Source: ours.
+    """
+    parse_policy(policy)  # KeyError naming the registered policies
+    if steps < 0 or restarts < 1:
+        raise ValueError("steps must be >= 0 and restarts >= 1")
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    cache = OptimumCache(solver, time_limit)
+    evaluations = 0
+
+    def evaluate(s, o, M) -> tuple[float, int, Instance]:
+        nonlocal evaluations
+        evaluations += 1
+        inst = Instance.from_arrays(s, o, M, name="search")
+        tel = run_policy(inst, policy).tel
+        opt, _, _ = cache.get(inst)
+        return tel / opt, tel, inst
+
+    best: tuple[float, int, Instance] | None = None
+    history: list[float] = []
+    for r in range(restarts):
+        if r == 0 and start is not None:
+            inst0 = start
+        else:
+            inst0 = small_instance(workload, n, min(memory, max_memory), seed=seed + r)
+        s, o, M = inst0.prefill.copy(), inst0.decode.copy(), inst0.memory
+        cur = evaluate(s, o, M)
+        if best is None or cur[0] > best[0]:
+            best = cur
+        for _ in range(steps):
+            s2, o2, M2 = _mutate(s, o, M, rng, max_memory, max_decode)
+            cand = evaluate(s2, o2, M2)
+            loss = cur[0] - cand[0]
+            if loss <= 0 or (temperature > 0 and rng.random() < math.exp(-loss / temperature)):
+                s, o, M, cur = s2, o2, M2, cand
+            if cand[0] > best[0]:
+                best = cand
+            history.append(best[0])
+    assert best is not None
+    ratio, tel, inst = best
+    opt, bound, optimal = cache.get(inst)
+    call = (
+        f"adversarial_search({policy!r}, n={n}, memory={memory}, steps={steps}, "
+        f"restarts={restarts}, seed={seed}, max_memory={max_memory}, "
+        f"max_decode={max_decode}, workload={workload!r}, solver={solver!r}, "
+        f"time_limit={time_limit}, temperature={temperature})"
+    )
+    name = f"adv-{policy}-n{inst.n}-M{inst.memory}-s{seed}"
+    inst = inst.replace(
+        name=name,
+        metadata={
+            "source": "lpsched.experiments.adversarial.adversarial_search",
+            "found_by": call,
+            "policy": policy,
+            "ratio": ratio,
+            "tel": tel,
+            "opt": opt,
+            "optimal": optimal,
+            "lower_bound": bound,
+            "seed": seed,
+        },
+    )
+    return SearchResult(
+        inst, ratio, tel, opt, bound, optimal, history, evaluations, time.perf_counter() - t0, call
+    )
+
+
+def save_adversarial(
+    result: SearchResult,
+    out_dir: str | os.PathLike[str] = "instances/adversarial",
+    name: str | None = None,
+) -> Path:
+    """Write the worst instance of a search as SPEC section 9 instance JSON.
+
+    Parameters
+    ----------
+    result : SearchResult
+    out_dir : path-like
+        Folder (created if needed).
+    name : str, optional
+        File stem and instance name; default the instance's name.
+
+    Returns
+    -------
+    Path
+        The file written (``metadata`` holds ratio, optimum, bound, proof and the call).
+    """
+    inst = result.instance if name is None else result.instance.replace(name=name)
+    path = Path(out_dir) / f"{inst.name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_instance(inst, path)
+    return path
+
+
+def catalogue_rows(folder: str | os.PathLike[str] = "instances/adversarial") -> list[dict]:
+    """Catalogue rows of the instance files in ``folder`` (for ``instances/README.md``).
+
+    Returns
+    -------
+    list of dict
+        Per file: ``name``, ``n``, ``M``, ``origin``, ``best known TEL``, ``lower bound``,
+        ``proven optimal`` (from each file's ``metadata``: ``opt``, ``lower_bound``,
+        ``optimal``, ``found_by``), plus ``ratio`` and ``policy``. Source: ours (the catalogue
+        of ARCHITECTURE.md).
+    """
+    rows = []
+    for path in sorted(Path(folder).glob("*.json")):
+        inst = read_instance(path)
+        md = inst.metadata
+        rows.append(
+            {
+                "name": inst.name,
+                "n": inst.n,
+                "M": inst.memory,
+                "origin": md.get("found_by", md.get("source", "")),
+                "best known TEL": md.get("opt"),
+                "lower bound": md.get("lower_bound"),
+                "proven optimal": "yes" if md.get("optimal") else "no",
+                "ratio": md.get("ratio"),
+                "policy": md.get("policy"),
+            }
+        )
+    return rows
+
+
+ADVERSARIAL_FIELDS = [
+    "policy",
+    "steps",
+    "restarts",
+    "seed",
+    "ratio",
+    "tel",
+    "opt",
+    "optimal",
+    "n",
+    "memory",
+    "prefill",
+    "decode",
+    "evaluations",
+    "runtime_s",
+]
+
+
+def search_row(
+    out_dir: str | os.PathLike[str],
+    *,
+    policy: str = "sorted-f",
+    steps: int = 150,
+    restarts: int = 4,
+    seed: int = 0,
+    solver: str = "highs",
+    time_limit: float = 10.0,
+    save_to: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+) -> dict[str, str]:
+    """One :func:`adversarial_search`, as a resumable sweep row of ``out_dir/adversarial.csv``.
+
+    Writes the worst instance to ``out_dir/adversarial-POLICY.json`` (and, with ``save_to``,
+    into that folder by :func:`save_adversarial`).
+
+    Returns
+    -------
+    dict
+        The row (columns :data:`ADVERSARIAL_FIELDS`, values as strings). Source: ours.
+    """
+    out = Path(out_dir)
+
+    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
+        res = adversarial_search(
+            params["policy"],
+            steps=params["steps"],
+            restarts=params["restarts"],
+            seed=params["seed"],
+            solver=solver,
+            time_limit=time_limit,
+        )
+        write_instance(
+            res.instance.replace(name=f"adversarial-{policy}"), out / f"adversarial-{policy}.json"
+        )
+        if save_to is not None:
+            save_adversarial(res, save_to)
+        inst = res.instance
+        yield {
+            **params,
+            "ratio": res.ratio,
+            "tel": res.tel,
+            "opt": res.opt,
+            "optimal": res.optimal,
+            "n": inst.n,
+            "memory": inst.memory,
+            "prefill": json.dumps(inst.prefill.tolist()),
+            "decode": json.dumps(inst.decode.tolist()),
+            "evaluations": res.evaluations,
+            "runtime_s": res.runtime_s,
+        }
+
+    task = Task({"policy": policy, "steps": steps, "restarts": restarts, "seed": seed})
+    sweep = Sweep(
+        "adversarial",
+        ADVERSARIAL_FIELDS,
+        ["policy", "steps", "restarts", "seed"],
+        [task],
+        compute,
+        params={"solver": solver, "time_limit": time_limit},
+    )
+    return run_sweep(sweep, out, progress=progress)[-1]

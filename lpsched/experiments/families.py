@@ -1,0 +1,153 @@
+"""Reproduction ``families``: the baselines' ratios grow like ``sqrt(M)``, Sorted-F's stay 1.
+
+Every policy runs on every adversarial family instance (:mod:`lpsched.generators.families`)
+through the executor; each family's own policy must meet its closed-form TEL exactly.
+Source: ours.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..generators.families import FAMILIES, family_good_schedule, family_instance, family_tels
+from ..plotting.families import plot_families
+from ..plotting.style import save_figure
+from ..policies.registry import run_policy
+from .engine import Sweep, Task, run_sweep
+from .tables import markdown_table, write_report
+
+__all__ = ["NAME", "DESCRIPTION", "FAMILY_FIELDS", "family_sweep", "run"]
+
+NAME = "families"
+DESCRIPTION = (
+    "adversarial families: FCFS, MC-SF and size ratios growing with M while Sorted-F stays at 1"
+)
+FAMILY_FIELDS = ["family", "memory", "n", "policy", "tel", "good_tel", "ratio", "closed_form"]
+
+
+def family_sweep(
+    out_dir: str | os.PathLike[str],
+    *,
+    memories: Sequence[int] = (16, 64, 256, 1024, 4096, 16384),
+    families: Sequence[str] = ("fcfs", "mcsf", "size"),
+    policies: Sequence[str] = ("fcfs", "mcsf", "size", "sorted-f"),
+    progress: bool = True,
+) -> list[dict[str, str]]:
+    """TEL of every policy on every adversarial family instance, against the good schedule.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Folder of ``families.csv`` (resumed): one row per (family, M, policy) with the executor's ``tel``, the good
+        schedule's ``good_tel``, ``ratio = tel / good_tel`` and ``closed_form`` (for the
+        family's own policy: the closed-form TEL, else empty).
+    memories : sequence of int
+        Budgets ``M`` (tokens).
+    families : sequence of str
+        Names of :data:`lpsched.generators.families.FAMILIES`.
+    policies : sequence of str
+        Registry names. Sorted-F runs its ``dp`` Phase 1 up to 40 requests, ``swap`` above.
+    progress : bool
+        Progress bar.
+
+    Returns
+    -------
+    list of dict
+        The rows of these families, budgets and policies.
+
+    Raises
+    ------
+    AssertionError
+        If an executor TEL differs from its closed form (a bug, never expected).
+
+    Notes
+    -----
+    Source: ours (families in :mod:`lpsched.generators.families`).
+    """
+
+    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
+        inst = family_instance(params["family"], params["memory"])
+        good = family_good_schedule(inst).tel
+        closed_h, closed_g = family_tels(params["family"], params["memory"])
+        assert good == closed_g
+        for key in missing:
+            policy = key["policy"]
+            solver = "dp" if inst.n <= 40 else "swap"
+            tel = run_policy(inst, policy, solver=solver).check().tel
+            own = policy == FAMILIES[params["family"]].policy
+            if own:
+                assert tel == closed_h, (params, tel, closed_h)
+            yield {
+                **key,
+                "n": inst.n,
+                "tel": tel,
+                "good_tel": good,
+                "ratio": tel / good,
+                "closed_form": closed_h if own else "",
+            }
+
+    rows = tuple({"policy": p} for p in policies)
+    tasks = [Task({"family": fam, "memory": M}, rows) for fam in families for M in memories]
+    sweep = Sweep(NAME, FAMILY_FIELDS, ["family", "memory", "policy"], tasks, compute)
+    return run_sweep(sweep, out_dir, progress=progress)
+
+
+def _family_table(rows: Sequence[Mapping[str, str]]) -> str:
+    fams = list(dict.fromkeys(r["family"] for r in rows))
+    pols = list(dict.fromkeys(r["policy"] for r in rows))
+    out = []
+    for fam in fams:
+        for M in sorted({int(r["memory"]) for r in rows if r["family"] == fam}):
+            sub = {r["policy"]: r for r in rows if r["family"] == fam and int(r["memory"]) == M}
+            row = {"family": fam, "M": M, "n": next(iter(sub.values()))["n"]}
+            for p in pols:
+                row[p] = f"{float(sub[p]['ratio']):.2f}" if p in sub else "-"
+            out.append(row)
+    return markdown_table(out, ["family", "M", "n", *pols])
+
+
+def run(
+    out_dir: str | os.PathLike[str],
+    *,
+    memories: Sequence[int] = (16, 64, 256, 1024, 4096, 16384),
+    plot: bool = True,
+    progress: bool = True,
+) -> str:
+    """Reproduction ``families``: the baselines' ratios grow like ``sqrt(M)``, Sorted-F's stay 1.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Writes ``families.csv`` (:func:`family_sweep`), ``families.md`` and, with ``plot``,
+        ``families.png`` (ratio against ``M``, log-log).
+    memories : sequence of int
+        Budgets ``M`` (tokens) run through the executor; the plot adds the closed forms up to
+        ``10^6``.
+    plot : bool
+        Write the PNG.
+    progress : bool
+        Progress bar.
+
+    Returns
+    -------
+    str
+        Markdown: per family and ``M``, ``TEL(policy) / TEL(good)`` for every policy, then
+        the closed forms. Source: ours (:mod:`lpsched.generators.families`).
+    """
+    out = Path(out_dir)
+    rows = family_sweep(out, memories=memories, progress=progress)
+    text = (
+        "TEL(policy) / TEL(good schedule) on the adversarial families (executor runs):\n\n"
+        + _family_table(rows)
+        + "\n\nClosed forms (rounds): fcfs L = floor(sqrt M), q = "
+        "floor(M/L): (L + q(L+1)) / (q + L + 1); mcsf q = floor(M/2), k = floor(sqrt 2M): "
+        "(k(k+1)/2 + q(k+2)) / (2q + 2k + k(k+1)/2); size L = M-1, r = floor(sqrt 2L): "
+        "(L + rL + r(r+1)/2) / (r(r+1)/2 + r + L).\n"
+    )
+    write_report(out, NAME, text)
+    if plot:
+        save_figure(plot_families(rows), out / "families.png")
+    return text

@@ -1,0 +1,239 @@
+"""Reproduction ``online-load``: online FCFS, MC-SF and receding-horizon Sorted-F from light load
+to overload, with Poisson arrivals and with the Azure conversation trace's own arrivals.
+
+Source: ours (SPEC section 5).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..generators.arrivals import nominal_capacity, trace_window
+from ..generators.workloads import generate
+from ..instance import Instance
+from ..io import read_trace_csv, require_files
+from ..plotting.curves import plot_panels
+from ..plotting.style import save_figure
+from ..policies.registry import run_policy
+from ..schedule import latency_stats
+from .engine import Sweep, Task, run_sweep
+from .tables import markdown_table, mean_by, write_report
+
+__all__ = ["NAME", "DESCRIPTION", "ONLINE_POLICIES", "TRACE_FILE", "run"]
+
+NAME = "online-load"
+DESCRIPTION = (
+    "online load sweep: receding-horizon Sorted-F against MC-SF and FCFS, Poisson and trace "
+    "arrivals"
+)
+ONLINE_POLICIES = ("online-fcfs", "online-mcsf", "online-sorted-f")
+ONLINE_FIELDS = [
+    "source",
+    "load",
+    "seed",
+    "n",
+    "memory",
+    "policy",
+    "rate",
+    "round_ms",
+    "mean_latency",
+    "p50_latency",
+    "p90_latency",
+    "p99_latency",
+    "throughput",
+    "makespan",
+    "replans",
+    "runtime_s",
+]
+TRACE_FILE = "splitwise_conv.csv"
+
+
+def _online_instance(
+    source: str, load: float, seed: int, n: int, memory: int, trace_dir: Path | None
+) -> tuple[Instance, float, float]:
+    """Instance at nominal load ``load``; returns (instance, rate per round, round ms or nan)."""
+    if source == "poisson":
+        base = generate("conversation", n, memory, seed=seed)
+        rate = load * nominal_capacity(base.prefill, base.decode, memory)
+        inst = generate("conversation", n, memory, seed=seed, arrival_rate=rate)
+        return inst, rate, float("nan")
+    assert trace_dir is not None
+    path = trace_dir / TRACE_FILE
+    s, o, _ = read_trace_csv(path)
+    offset = (seed * 3 * n) % max(1, s.size - n)
+    rate = load * nominal_capacity(s[offset : offset + n], o[offset : offset + n], memory)
+    inst = trace_window(path, n, memory, offset=offset, rate=rate)
+    return inst, rate, 1000.0 * inst.metadata["round_s"]
+
+
+def run(
+    out_dir: str | os.PathLike[str],
+    *,
+    seeds: Sequence[int] = (0, 1, 2),
+    n: int = 2000,
+    memory: int = 16492,
+    loads: Sequence[float] = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0),
+    trace_dir: str | os.PathLike[str] | None = None,
+    solver: str = "auto",
+    progress: bool = True,
+) -> str:
+    """Online FCFS, MC-SF and receding-horizon Sorted-F from light load to overload.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Writes ``online-load.csv`` (one row per source, load, seed and policy; resumed),
+        ``online-load.md`` and ``online-load-<source>.png`` (mean and p99 latency against load).
+    seeds : sequence of int
+        Poisson: instance seeds. Trace: window ``seed`` of ``n`` consecutive rows (offset
+        ``3 n seed`` modulo the file length).
+    n, memory : int
+        Requests per run and ``M`` (tokens).
+    loads : sequence of float
+        Nominal loads ``rho``: arrival rate ``rho * M / mean(A_i)`` requests per round, with
+        ``A_i = o_i s_i + o_i (o_i+1)/2`` computed on the run's own requests
+        (:func:`~lpsched.generators.arrivals.nominal_capacity`).
+    trace_dir : path-like, optional
+        Folder holding ``splitwise_conv.csv`` (Azure conversation trace with ``arrived_at``);
+        adds the source ``trace``: the window's own arrival times, time-scaled to the rate (the
+        implied round duration is reported in ms). Skipped when ``None``.
+    solver : str
+        Phase-1 solver of receding-horizon Sorted-F (``auto``: quantile for ``n >= 1000``).
+    progress : bool
+        Progress bar on standard error.
+
+    Returns
+    -------
+    str
+        Markdown, one table per source: per load, mean and p99 latency of each policy (mean
+        over seeds, rounds), the ratios MC-SF / RH-Sorted-F and FCFS / RH-Sorted-F of mean
+        latency (mean over seeds) and where RH-Sorted-F is best.
+
+    Notes
+    -----
+    Every schedule is checked. Under overload latency grows with ``n`` (the queue builds up),
+    so the numbers compare policies at equal ``n``. Source: ours (SPEC section 5).
+    """
+    out = Path(out_dir)
+    tdir = None if trace_dir is None else require_files(trace_dir, [TRACE_FILE])
+    sources = ["poisson"] + (["trace"] if tdir is not None else [])
+    rows = tuple({"policy": p} for p in ONLINE_POLICIES)
+    tasks = [
+        Task({"source": src, "load": f"{float(load):g}", "seed": seed}, rows)
+        for src in sources
+        for load in loads
+        for seed in seeds
+    ]
+
+    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
+        inst, rate, round_ms = _online_instance(
+            params["source"], float(params["load"]), params["seed"], n, memory, tdir
+        )
+        for key in missing:
+            sched = run_policy(inst, key["policy"], solver=solver).check()
+            st = latency_stats(sched)
+            yield {
+                **key,
+                "n": n,
+                "memory": memory,
+                "rate": rate,
+                "round_ms": round_ms,
+                **{
+                    k: st[k]
+                    for k in (
+                        "mean_latency",
+                        "p50_latency",
+                        "p90_latency",
+                        "p99_latency",
+                        "throughput",
+                        "makespan",
+                    )
+                },
+                "replans": sched.info.get("replans", "-"),
+                "runtime_s": sched.info["runtime_s"],
+            }
+
+    sweep = Sweep(
+        NAME,
+        ONLINE_FIELDS,
+        ["source", "load", "seed", "policy"],
+        tasks,
+        compute,
+        params={"n": n, "memory": memory, "solver": solver},
+    )
+    done = run_sweep(sweep, out, progress=progress)
+    parts = []
+    for src in sources:
+        sel = [r for r in done if r["source"] == src]
+        if sel:
+            parts.append(_online_table(sel, src, n))
+            save_figure(_online_figure(sel, src), out / f"online-load-{src}.png", dpi=120)
+    return write_report(out, NAME, "\n\n".join(parts))
+
+
+def _online_table(rows, src: str, n: int) -> str:
+    short = {"online-fcfs": "FCFS", "online-mcsf": "MC-SF", "online-sorted-f": "RH-SF"}
+    loads = sorted({float(r["load"]) for r in rows})
+    by = {(float(r["load"]), r["seed"], r["policy"]): r for r in rows}
+    seeds = sorted({r["seed"] for r in rows})
+    out = []
+    for load in loads:
+        row: dict[str, Any] = {"load rho": f"{load:g}"}
+        if src == "trace":
+            ms = [float(by[k]["round_ms"]) for k in by if k[0] == load]
+            row["round ms"] = f"{np.mean(ms):.0f}"
+        for stat, lab in (("mean_latency", "mean"), ("p99_latency", "p99")):
+            for p in ONLINE_POLICIES:
+                v = [float(by[(load, s, p)][stat]) for s in seeds if (load, s, p) in by]
+                row[f"{lab} {short[p]}"] = f"{np.mean(v):.0f}" if v else "-"
+        ratios = {}
+        for p in ("online-mcsf", "online-fcfs"):
+            v = [
+                float(by[(load, s, p)]["mean_latency"])
+                / float(by[(load, s, "online-sorted-f")]["mean_latency"])
+                for s in seeds
+                if (load, s, p) in by and (load, s, "online-sorted-f") in by
+            ]
+            ratios[p] = float(np.mean(v)) if v else float("nan")
+            row[f"{short[p]}/RH-SF"] = f"{ratios[p]:.3f}"
+        wins = sum(
+            1
+            for s in seeds
+            if (load, s, "online-sorted-f") in by
+            and all(
+                float(by[(load, s, "online-sorted-f")]["mean_latency"])
+                < float(by[(load, s, p)]["mean_latency"])
+                for p in ("online-mcsf", "online-fcfs")
+                if (load, s, p) in by
+            )
+        )
+        row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
+        out.append(row)
+    title = {
+        "poisson": "Poisson arrivals, conversation workload",
+        "trace": "Azure conversation trace, own arrivals (time-scaled)",
+    }[src]
+    head = (
+        f"**{title}** (n = {n}, mean over seeds {', '.join(seeds)}; latencies in rounds; "
+        "RH-SF = receding-horizon Sorted-F)"
+    )
+    return head + "\n\n" + markdown_table(out, list(out[0]))
+
+
+def _online_figure(rows, src: str):
+    panels = []
+    for stat in ("mean_latency", "p99_latency"):
+        series = {}
+        for p in ONLINE_POLICIES:
+            m = mean_by([r for r in rows if r["policy"] == p], ("load",), stat)
+            xs = sorted(m, key=lambda k: float(k[0]))
+            series[p] = ([float(x[0]) for x in xs], [m[x] for x in xs])
+        panels.append((series, stat.replace("_", " ") + " (rounds)"))
+    return plot_panels(
+        panels, xlabel="nominal load rho", title=f"Online load sweep ({src})", logy=True
+    )

@@ -1,0 +1,189 @@
+"""Small random instances for exact studies: the optimality-gap workloads and the ratio workloads.
+
+* :data:`EXACT_WORKLOADS` -- ``scaled-mix`` and ``uniform-small``: ``(n, seed, memory)`` ->
+  instance, sized for the exact MIP (the optimality-gap and certified-gap tables);
+* :func:`small_instance` with :data:`RATIO_WORKLOADS` -- ``uniform``, ``mix``,
+  ``heavy-prefill``, ``heavy-decode`` at ``n <= 10``, for the empirical ratios against 48.
+
+Source: ours (scaled versions of the seed paper's workloads, arXiv 2508.06133, section 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..instance import Instance
+from .workloads import check_fits, check_size, sample_lengths
+
+__all__ = [
+    "EXACT_WORKLOADS",
+    "RATIO_WORKLOADS",
+    "scaled_mix",
+    "uniform_small",
+    "small_instance",
+]
+
+#: Workloads of :func:`small_instance`.
+RATIO_WORKLOADS = ("uniform", "mix", "heavy-prefill", "heavy-decode")
+#: Mean footprint ``s + o`` of the 80/20 mix in tokens (shipped tables, 20,000 draws).
+_MIX_MEAN_SIZE = 1662.0
+
+
+def scaled_mix(n: int, seed: int = 0, memory: int = 50) -> Instance:
+    """The 80/20 mix scaled down to exactly solvable sizes (the exact solvers' benchmark family).
+
+    ``s_i`` uniform in 1..6 with probability 0.8 (conversation-like) or in 15..30 with
+    probability 0.2 (summarization-like), ``o_i`` uniform in 1..12, all arriving at round 0.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    memory : int, default 50
+        KV-cache budget ``M`` in tokens (``>= 42`` so that every request fits).
+
+    Returns
+    -------
+    Instance
+        Named ``mix{n}-s{seed}``. Source: ours (a scaled version of the seed paper's mix).
+    """
+    check_size(n, memory)
+    rng = np.random.default_rng(seed)
+    long = rng.random(n) < 0.2
+    s = np.where(long, rng.integers(15, 31, n), rng.integers(1, 7, n))
+    o = rng.integers(1, 13, n)
+    check_fits(s, o, memory, "scaled-mix")
+    return Instance.from_arrays(
+        s,
+        o,
+        memory,
+        name=f"mix{n}-s{seed}",
+        metadata={"generator": "lpsched.generators.small.scaled_mix", "n": n, "seed": seed},
+    )
+
+
+def uniform_small(
+    n: int, seed: int = 0, memory: int = 30, prefill: int = 10, decode: int = 10
+) -> Instance:
+    """A homogeneous small workload: ``s_i`` uniform in 0..prefill, ``o_i`` in 1..decode.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    memory : int, default 30
+        KV-cache budget ``M`` in tokens (``>= prefill + decode``).
+    prefill, decode : int
+        Largest prefill and decode length (tokens).
+
+    Returns
+    -------
+    Instance
+        Named ``uniform{n}-s{seed}``. Source: ours.
+    """
+    check_size(n, memory)
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, prefill + 1, n)
+    o = rng.integers(1, decode + 1, n)
+    check_fits(s, o, memory, "uniform-small")
+    return Instance.from_arrays(
+        s,
+        o,
+        memory,
+        name=f"uniform{n}-s{seed}",
+        metadata={
+            "generator": "lpsched.generators.small.uniform_small",
+            "n": n,
+            "seed": seed,
+            "prefill_max": prefill,
+            "decode_max": decode,
+        },
+    )
+
+
+#: Small synthetic workloads for exact solving: name -> generator ``(n, seed, memory)``.
+EXACT_WORKLOADS: dict[str, Callable[..., Instance]] = {
+    "scaled-mix": scaled_mix,
+    "uniform-small": uniform_small,
+}
+
+
+def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Instance:
+    """A small random offline instance for exact ratio studies.
+
+    Parameters
+    ----------
+    workload : {"uniform", "mix", "heavy-prefill", "heavy-decode"}
+        ``uniform``: ``o_i`` uniform on ``1..max(1, M/4)``, ``s_i`` on ``0..M/2``.
+        ``mix``: ``(s_i, o_i)`` drawn from the 80/20 conversation/summarization mix of
+        :mod:`lpsched.generators.workloads` and both scaled by ``c = M / (4 * 1662)`` (the mix's mean
+        footprint is 1,662 tokens, so about four average requests fit in ``M``; the ratio
+        ``s_i / o_i`` of the real mix is kept, hence mostly ``o_i`` in ``1..3``).
+        ``heavy-prefill``: ``s_i`` on ``M/4..3M/4``, ``o_i`` on ``1..max(1, M/8)``.
+        ``heavy-decode``: ``s_i`` on ``0..M/8``, ``o_i`` on ``M/4..M/2``.
+    n : int
+        Number of requests, ``>= 1``.
+    memory : int
+        KV-cache budget ``M`` in tokens, ``>= 2``.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    Instance
+        Lengths rounded to integers, ``o_i >= 1``, and ``s_i`` cut to ``M - o_i`` where needed
+        (so ``s_i + o_i <= M``); ``metadata`` records workload and seed.
+
+    Raises
+    ------
+    ValueError
+        Unknown workload, ``n < 1`` or ``memory < 2``.
+
+    Notes
+    -----
+    Source: ours (the 80/20 mix is the paper's headline workload, section 6).
+    """
+    if workload not in RATIO_WORKLOADS:
+        raise ValueError(
+            f"unknown small workload {workload!r}; choose from {', '.join(RATIO_WORKLOADS)}"
+        )
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    if memory < 2:
+        raise ValueError(f"memory M must be >= 2 tokens, got {memory}")
+    rng = np.random.default_rng(seed)
+    M = int(memory)
+    if workload == "uniform":
+        o = rng.integers(1, max(1, M // 4) + 1, size=n)
+        s = rng.integers(0, M // 2 + 1, size=n)
+    elif workload == "heavy-prefill":
+        o = rng.integers(1, max(1, M // 8) + 1, size=n)
+        s = rng.integers(M // 4, 3 * M // 4 + 1, size=n)
+    elif workload == "heavy-decode":
+        o = rng.integers(max(1, M // 4), max(1, M // 2) + 1, size=n)
+        s = rng.integers(0, M // 8 + 1, size=n)
+    else:
+        s_big, o_big, _ = sample_lengths("mix-80-20", n, rng)
+        c = M / (4 * _MIX_MEAN_SIZE)
+        o = np.maximum(1, np.rint(o_big * c)).astype(np.int64)
+        o = np.minimum(o, M)
+        s = np.rint(s_big * c).astype(np.int64)
+    o = np.asarray(o, dtype=np.int64)
+    s = np.minimum(np.asarray(s, dtype=np.int64), M - o)
+    return Instance.from_arrays(
+        s,
+        o,
+        M,
+        name=f"small-{workload}-n{n}-M{M}-s{seed}",
+        metadata={
+            "source": "lpsched.generators.small.small_instance",
+            "workload": workload,
+            "seed": seed,
+        },
+    )

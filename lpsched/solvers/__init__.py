@@ -1,0 +1,26 @@
+"""Solvers of the time-indexed model (SPEC section 3): one module per back end, one front door.
+
+* :mod:`.result` -- :class:`SolveStatus`, :class:`ExactResult`, :class:`BoundResult`, and the one
+  mapping from a back end's :class:`~.result.Answer` to a result;
+* :mod:`.highs`, :mod:`.cpsat`, :mod:`.pyomo` -- each builds, runs and maps its own status;
+* :mod:`.solve` -- :func:`solve_exact`, :func:`solve_lp`, :func:`lp_bound`, :func:`best_bound`,
+  :func:`export_model`, the back-end registry :data:`SOLVERS` and the model-size limits;
+* :mod:`.cache` -- exact optima of small instances, memoised.
+"""
+
+from .result import BoundResult, ExactResult, LPSolution, LPTooLargeError, SolveStatus
+from .solve import SOLVERS, best_bound, export_model, lp_bound, solve_exact, solve_lp
+
+__all__ = [
+    "SolveStatus",
+    "ExactResult",
+    "BoundResult",
+    "LPSolution",
+    "LPTooLargeError",
+    "SOLVERS",
+    "solve_exact",
+    "solve_lp",
+    "lp_bound",
+    "best_bound",
+    "export_model",
+]

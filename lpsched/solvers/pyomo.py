@@ -1,0 +1,148 @@
+"""The Pyomo back end: the reference model of :func:`~lpsched.formulations.build_model` solved
+by HiGHS through Pyomo's ``appsi_highs`` interface, for the MIP and the LP relaxation.
+
+Slower to build than the matrix path (:mod:`.highs`), but it is the model the ``models/`` files
+and the LP/MPS export show, so solving it directly cross-checks the matrix build.
+Source: ours (Pyomo, Bynum et al. 2021; appsi HiGHS interface).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..formulations.horizon import Horizon
+from ..formulations.time_indexed import build_model, starts_from_pyomo
+from ..instance import Instance
+from .result import Answer
+
+__all__ = ["appsi_highs", "solve_mip", "solve_lp"]
+
+
+def appsi_highs(
+    time_limit: float | None = None,
+    mip_gap: float | None = None,
+    verbose: bool = False,
+    warm_start: bool = False,
+):
+    """An ``appsi`` HiGHS solver object with lpsched's options.
+
+    Parameters
+    ----------
+    time_limit : float, optional
+        Seconds.
+    mip_gap : float, optional
+        Relative MIP gap; 0 also sets HiGHS' absolute gap just below 1, which proves optimality
+        since the TEL is an integer. None: an LP solve (no MIP options).
+    verbose : bool
+        Stream the HiGHS log.
+    warm_start : bool
+        Hand the variables' current values to HiGHS as a start.
+
+    Returns
+    -------
+    pyomo.contrib.appsi.solvers.Highs
+        With ``load_solution`` off: the caller loads the solution after checking the status.
+    """
+    from pyomo.contrib.appsi.solvers import Highs as AppsiHighs
+
+    opt = AppsiHighs()
+    opt.config.stream_solver = bool(verbose)
+    opt.config.load_solution = False
+    opt.config.warmstart = bool(warm_start)
+    if time_limit is not None:
+        opt.config.time_limit = float(time_limit)
+    if mip_gap is not None:
+        opt.config.mip_gap = float(mip_gap)
+        if mip_gap == 0.0:
+            opt.highs_options = {"mip_abs_gap": 1.0 - 1e-6}
+    return opt
+
+
+def solve_mip(
+    instance: Instance,
+    hz: Horizon,
+    *,
+    warm_start: bool = True,
+    time_limit: float | None = None,
+    mip_gap: float = 0.0,
+    verbose: bool = False,
+    info: dict[str, Any] | None = None,
+) -> Answer:
+    """Build the Pyomo MIP at horizon ``hz`` and solve it with ``appsi_highs``.
+
+    Parameters
+    ----------
+    instance : Instance
+    hz : Horizon
+        Horizon and windows; with ``warm_start`` its schedule is the MIP start.
+    warm_start : bool
+    time_limit, mip_gap, verbose
+        See :func:`appsi_highs`.
+    info : dict, optional
+        Receives the model size (``columns``, ``rows``, ``nonzeros``).
+
+    Returns
+    -------
+    Answer
+    """
+    import pyomo.environ as pyo
+    from pyomo.contrib.appsi.base import TerminationCondition as TC
+
+    t0 = time.perf_counter()
+    m = build_model(instance, hz, relax=False)
+    if info is not None:
+        info.update(
+            columns=len(m.IK),
+            rows=len(m.assign) + len(m.memory),
+            nonzeros=len(m.IK) + sum(int(pyo.value(m.o[i])) for i, _ in m.IK),
+        )
+    if warm_start and hz.schedule is not None:
+        for (i, k), v in m.x.items():
+            v.set_value(1 if hz.schedule.start[i] == k else 0)
+    opt = appsi_highs(time_limit, mip_gap, verbose, warm_start)
+    build_s = time.perf_counter() - t0
+    res = opt.solve(m)
+    tc = res.termination_condition
+    start: np.ndarray | None = None
+    if res.best_feasible_objective is not None:
+        res.solution_loader.load_vars()
+        start = starts_from_pyomo(m)
+    return Answer(
+        start=start,
+        build_s=build_s,
+        dual=res.best_objective_bound,
+        limit_reached=tc in (TC.maxTimeLimit, TC.maxIterations, TC.interrupted),
+        infeasible=tc == TC.infeasible,
+        status_text=str(tc),
+    )
+
+
+def solve_lp(instance: Instance, hz: Horizon, time_limit: float | None = None) -> tuple[float, int]:
+    """Build the Pyomo LP relaxation at horizon ``hz`` and solve it with ``appsi_highs``.
+
+    Returns
+    -------
+    value : float
+        The LP optimum (rounds).
+    columns : int
+        Number of columns of the model.
+
+    Raises
+    ------
+    RuntimeError
+        The LP was not solved to optimality (e.g. time limit), naming the condition.
+    """
+    import pyomo.environ as pyo
+    from pyomo.contrib.appsi.base import TerminationCondition as TC
+
+    m = build_model(instance, hz, relax=True)
+    res = appsi_highs(time_limit).solve(m)
+    if res.termination_condition != TC.optimal:
+        raise RuntimeError(
+            f"{instance.name}: LP relaxation not solved: {res.termination_condition}"
+        )
+    res.solution_loader.load_vars()
+    return float(pyo.value(m.tel)), len(m.IK)

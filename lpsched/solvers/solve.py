@@ -1,0 +1,550 @@
+"""Exact TEL and lower bounds from the time-indexed model (SPEC section 3), reported honestly.
+
+* :func:`solve_exact` -- the MIP with a back end of :data:`SOLVERS` (HiGHS, CP-SAT) or the Pyomo
+  reference model; the best heuristic schedule (list policies, then a local search over priority
+  lists, :mod:`lpsched.policies.local_search`) is the MIP start. The status says ``optimal``
+  only when proven (:func:`~lpsched.solvers.result.exact_result`); otherwise the result carries
+  the best bound and the gap.
+* :func:`solve_lp` / :func:`lp_bound` -- the LP relaxation: a lower bound on the optimal TEL,
+  and the fractional solution that Sorted-LP orders by.
+* :func:`best_bound` -- the best lower bound affordable in a time limit (LP or combinatorial).
+* :func:`export_model` -- the model as an LP or MPS file for any solver.
+
+The horizon is ``min(T1, T2)`` with per-request start windows (:func:`exact_horizon`; the
+argument is in :mod:`lpsched.formulations.horizon`); a caller's horizon below that is refused
+with :class:`~lpsched.formulations.horizon.HorizonError`. Model-size limits are named once here.
+
+Source: SPEC section 3; the reporting rules follow PyJobShop's result object (ours otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..bounds import combinatorial_bound, trivial_bound
+from ..formulations.horizon import Horizon, horizon_t1, horizon_t2, tight_horizon
+from ..formulations.time_indexed import build_model, matrix_size, time_indexed_matrix
+from ..instance import Instance
+from ..policies.local_search import best_heuristic, improve_schedule
+from . import cpsat, highs, pyomo
+from .result import (
+    Answer,
+    BoundResult,
+    ExactResult,
+    LPSolution,
+    LPTooLargeError,
+    exact_result,
+)
+
+__all__ = [
+    "SOLVERS",
+    "BOUND_METHODS",
+    "EXPORT_FORMATS",
+    "EXPORT_BACKENDS",
+    "LP_MAX_NONZEROS",
+    "AUTO_LP_MAX_NONZEROS",
+    "MAX_HORIZON",
+    "PYOMO_MAX_NONZEROS",
+    "exact_horizon",
+    "solve_exact",
+    "solve_lp",
+    "lp_bound",
+    "best_bound",
+    "export_model",
+]
+
+#: Exact back ends of :func:`solve_exact`: name -> ``solve_mip(mat, *, start, time_limit,
+#: mip_gap, threads, verbose, **options) -> Answer``. A new back end is one module and one line.
+SOLVERS: dict[str, Callable[..., Answer]] = {
+    "highs": highs.solve_mip,
+    "cpsat": cpsat.solve_mip,
+}
+#: Methods of :func:`best_bound` (``lpsched bound --method``).
+BOUND_METHODS = ("auto", "lp", "combinatorial", "trivial")
+#: File formats and builders of :func:`export_model`.
+EXPORT_FORMATS = ("lp", "mps")
+EXPORT_BACKENDS = ("pyomo", "highs")
+#: Largest time-indexed model built (constraint-matrix non-zeros), about 0.5 GB.
+LP_MAX_NONZEROS = 20_000_000
+#: Largest LP that ``best_bound(method="auto")`` tries before falling back to combinatorial.
+AUTO_LP_MAX_NONZEROS = 5_000_000
+#: Largest horizon (rounds, i.e. memory rows of the time-indexed model).
+MAX_HORIZON = 1_000_000
+#: Largest model built through Pyomo (about 1 kB of memory per non-zero).
+PYOMO_MAX_NONZEROS = 2_000_000
+
+
+def _refuse_if_surely_too_large(instance: Instance, max_nonzeros: int) -> None:
+    """Refuse before any heuristic runs when even the smallest horizon the tight rule could
+    choose gives too large a model: the combinatorial bound ``LB`` is at most any ``UB``, so
+    ``T2 >= horizon_t2(LB)`` and every start window has slack ``>= LB - sum o``."""
+    lb = combinatorial_bound(instance)
+    t_lo = min(horizon_t1(instance), horizon_t2(instance, lb))
+    _check_size(instance, t_lo, lb - int(instance.decode.sum()), max_nonzeros)
+
+
+def _check_size(instance: Instance, T: int, slack: int | None, max_nonzeros: int) -> None:
+    if T > MAX_HORIZON:
+        raise LPTooLargeError(
+            f"{instance.name}: the time-indexed model needs horizon T = {T:,} rounds (one "
+            f"memory row each), above the limit of {MAX_HORIZON:,}; use the combinatorial "
+            "bound (lpsched.bounds)"
+        )
+    cols, nnz = matrix_size(instance, T, slack)
+    if nnz > max_nonzeros:
+        raise LPTooLargeError(
+            f"{instance.name}: the time-indexed model at horizon T = {T} has {cols:,} columns "
+            f"and {nnz:,} non-zeros, above the limit of {max_nonzeros:,}; use the "
+            "combinatorial bound (lpsched.bounds) or raise max_nonzeros"
+        )
+
+
+def exact_horizon(
+    instance: Instance, horizon: int | None = None, windows: bool = True, local_search: int = 0
+) -> Horizon:
+    """The horizon of the exact model, from the best heuristic schedule.
+
+    Parameters
+    ----------
+    instance : Instance
+    horizon : int, optional
+        A caller's ``T`` (rounds), checked against ``min(T1, T2)``.
+    windows : bool, default True
+        Keep the start windows of the waiting slack; False gives ``K_i = {a_i .. T - o_i}``.
+    local_search : int, default 0
+        Moves of :func:`~lpsched.policies.local_search.improve_schedule` on the best list
+        policy's schedule (a smaller ``UB``).
+
+    Returns
+    -------
+    Horizon
+        Its ``schedule`` is the upper-bound schedule (the MIP start).
+
+    Raises
+    ------
+    HorizonError
+        ``horizon`` below ``min(T1, T2)``.
+
+    Notes
+    -----
+    Source: SPEC section 3 (argument in :mod:`lpsched.formulations.horizon`).
+    """
+    sched = best_heuristic(instance)
+    if local_search > 0:
+        sched = improve_schedule(instance, sched, local_search)
+    hz = tight_horizon(instance, sched, horizon)
+    if not windows:
+        return Horizon(hz.T, hz.T1, hz.T2, hz.upper_bound, None, hz.schedule)
+    return hz
+
+
+def solve_exact(
+    instance: Instance,
+    solver: str = "highs",
+    time_limit: float | None = 60.0,
+    mip_gap: float = 0.0,
+    warm_start: bool = True,
+    *,
+    horizon: int | None = None,
+    windows: bool = True,
+    aggregate: bool = True,
+    backend: str = "matrix",
+    threads: int | None = None,
+    local_search: int = 4000,
+    cover_cuts: int = 0,
+    max_nonzeros: int = LP_MAX_NONZEROS,
+    verbose: bool = False,
+) -> ExactResult:
+    """Solve the time-indexed MIP of SPEC section 3: the optimal TEL, or a bound and a gap.
+
+    Parameters
+    ----------
+    instance : Instance
+        Requests ``(s_i, o_i, a_i)`` and KV-cache budget ``M``; arrivals allowed.
+    solver : str
+        A back end of :data:`SOLVERS`: ``"highs"`` (branch and cut) or ``"cpsat"`` (OR-Tools
+        CP-SAT) on the same model.
+    time_limit : float or None, default 60
+        Seconds for the solver (the heuristic and the build come on top).
+    mip_gap : float, default 0.0
+        Relative gap at which to stop; with 0 the solver runs until optimality is proven.
+    warm_start : bool, default True
+        Give the best heuristic schedule as MIP start (HiGHS) or hint (CP-SAT); it is also the
+        fallback incumbent.
+    horizon : int, optional
+        ``T`` in rounds; default ``min(T1, T2)``. Must be ``>= min(T1, T2)``.
+    windows : bool, default True
+        Cut every start window to ``p_i <= a_i + UB - sum o`` (keeps all optimal schedules).
+    aggregate : bool, default True
+        One integer column per class of identical requests (removes their symmetry).
+    backend : {"matrix", "pyomo"}
+        ``matrix``: the numpy build handed to highspy / CP-SAT. ``pyomo``: the reference Pyomo
+        model solved by ``appsi_highs`` (HiGHS only; ``aggregate`` ignored).
+    threads : int, optional
+        Solver threads (CP-SAT workers).
+    local_search : int, default 4000
+        Moves of the list local search (:func:`~lpsched.policies.local_search.improve_schedule`)
+        that improves the best list policy before the solve; 0 = the list policies only. The
+        better schedule is the MIP start, the fallback incumbent and the ``UB`` behind ``T2``
+        and the windows.
+    cover_cuts : int, default 0
+        Rounds of GUB-cover cuts on the memory rows (:mod:`lpsched.formulations.cuts`) added
+        to the HiGHS model in a cut loop on its LP before the MIP; 0 = none (HiGHS' own cuts
+        only). Matrix backend and HiGHS only.
+    max_nonzeros : int, default LP_MAX_NONZEROS
+        Largest model to build; a larger one is refused before any memory is spent on it
+        (checked first with the smallest horizon the tight rule could choose, then exactly).
+    verbose : bool
+        Solver log on stdout.
+
+    Returns
+    -------
+    ExactResult
+        ``status`` is ``optimal`` only when the solver proved it; the schedule passes
+        :meth:`Schedule.check`.
+
+    Raises
+    ------
+    HorizonError
+        If ``horizon`` is given and below ``min(T1, T2)`` (or cannot hold any schedule).
+    LPTooLargeError
+        If the model would exceed ``max_nonzeros`` non-zeros.
+    ValueError
+        Unknown solver or backend.
+
+    Notes
+    -----
+    Source: SPEC section 3 (the hindsight IP of Jaillet et al., arXiv 2502.07115). Windows and
+    aggregation are ours; their effect is measured in ``benchmarks/bench_exact.py``.
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
+    if backend not in ("matrix", "pyomo"):
+        raise ValueError(f"unknown backend {backend!r}; choose 'matrix' or 'pyomo'")
+    if backend == "pyomo" and solver != "highs":
+        raise ValueError("the pyomo backend solves with HiGHS only")
+    if cover_cuts and (solver != "highs" or backend != "matrix"):
+        raise ValueError("cover_cuts needs solver='highs' and backend='matrix'")
+    t0 = time.perf_counter()
+    _refuse_if_surely_too_large(instance, max_nonzeros)
+    hz = exact_horizon(instance, horizon, windows, local_search)
+    _check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
+    info: dict[str, Any] = {
+        "T1": hz.T1,
+        "T2": hz.T2,
+        "heuristic_tel": hz.upper_bound,
+        "heuristic": hz.schedule.policy if hz.schedule is not None else None,
+        "backend": backend,
+        "aggregate": aggregate and backend == "matrix",
+        "windows": windows,
+    }
+    if backend == "pyomo":
+        prep_s = time.perf_counter() - t0
+        answer = pyomo.solve_mip(
+            instance,
+            hz,
+            warm_start=warm_start,
+            time_limit=time_limit,
+            mip_gap=mip_gap,
+            verbose=verbose,
+            info=info,
+        )
+    else:
+        mat = time_indexed_matrix(instance, hz if windows else hz.T, aggregate=aggregate)
+        info.update(columns=mat.ncol, rows=mat.nrow, nonzeros=mat.nnz)
+        start_x = None
+        if warm_start and hz.schedule is not None and mat.fits(hz.schedule.start):
+            start_x = mat.values_from_starts(hz.schedule.start)
+        options = {"cover_cuts": cover_cuts} if cover_cuts else {}
+        prep_s = time.perf_counter() - t0
+        answer = SOLVERS[solver](
+            mat,
+            start=start_x,
+            time_limit=time_limit,
+            mip_gap=mip_gap,
+            threads=threads,
+            verbose=verbose,
+            **options,
+        )
+    build_s = prep_s + answer.build_s
+    solve_s = time.perf_counter() - t0 - build_s
+    return exact_result(
+        instance,
+        answer,
+        solver=solver,
+        hz=hz,
+        warm_start=warm_start,
+        t0=t0,
+        build_s=build_s,
+        solve_s=solve_s,
+        info=info,
+    )
+
+
+def solve_lp(
+    instance: Instance,
+    horizon: int | None = None,
+    *,
+    windows: bool | None = None,
+    aggregate: bool = True,
+    max_nonzeros: int = LP_MAX_NONZEROS,
+    time_limit: float | None = None,
+) -> LPSolution:
+    """Solve the LP relaxation of the time-indexed model with HiGHS (the fast matrix path).
+
+    Parameters
+    ----------
+    instance : Instance
+    horizon : int, optional
+        ``T`` (rounds); default ``min(T1, T2)``. Must be ``>= min(T1, T2)``.
+    windows : bool, optional
+        Start windows ``p_i <= a_i + UB - sum o``; default: on when ``horizon`` is None, off
+        when a horizon is given (so ``horizon=T1`` is exactly the LP of SPEC section 3).
+    aggregate : bool, default True
+        Classes of identical requests (same LP value; :mod:`lpsched.formulations.time_indexed`).
+    max_nonzeros : int
+        Refuse larger models with :class:`LPTooLargeError`.
+    time_limit : float, optional
+        Seconds for HiGHS.
+
+    Returns
+    -------
+    LPSolution
+
+    Raises
+    ------
+    HorizonError
+        ``horizon`` below ``min(T1, T2)``.
+    LPTooLargeError
+        The model exceeds ``max_nonzeros``.
+    RuntimeError
+        HiGHS did not reach an optimal LP solution (e.g. time limit).
+
+    Notes
+    -----
+    Source: SPEC section 3 (LP relaxation, ``0 <= x <= 1``). With windows the LP is that of a
+    MIP with the same optimum, hence still a lower bound (:mod:`lpsched.formulations.horizon`).
+    """
+    t0 = time.perf_counter()
+    if windows is None:
+        windows = horizon is None
+    hz = exact_horizon(instance, horizon, windows)
+    _check_size(instance, hz.T, hz.slack, max_nonzeros)
+    mat = time_indexed_matrix(instance, hz, aggregate=aggregate)
+    build_s = time.perf_counter() - t0
+    value, x = highs.solve_lp(mat, time_limit)
+    solve_s = time.perf_counter() - t0 - build_s
+    return LPSolution(value=value, x=x, matrix=mat, build_s=build_s, solve_s=solve_s)
+
+
+def lp_bound(
+    instance: Instance,
+    horizon: int | None = None,
+    *,
+    windows: bool | None = None,
+    backend: str = "matrix",
+    max_nonzeros: int = LP_MAX_NONZEROS,
+    time_limit: float | None = None,
+) -> BoundResult:
+    """The LP relaxation's value: a lower bound on the optimal TEL (rounds).
+
+    Parameters
+    ----------
+    instance : Instance
+    horizon : int, optional
+        ``T`` (rounds); default ``min(T1, T2)`` (with start windows). At ``T = T1`` this is the
+        plain LP of SPEC section 3; a smaller valid ``T`` gives a value at least as large.
+    windows : bool, optional
+        See :func:`solve_lp`.
+    backend : {"matrix", "pyomo"}
+        ``matrix`` (fast, HiGHS via highspy) or the reference Pyomo model (``appsi_highs``).
+    max_nonzeros : int
+        Size limit (:class:`LPTooLargeError` above it).
+    time_limit : float, optional
+        Seconds for HiGHS.
+
+    Returns
+    -------
+    BoundResult
+        ``method="lp"``, ``bound`` the LP value (unrounded), ``horizon``, ``runtime_s``;
+        ``info`` has ``build_s``, ``solve_s`` and the model size.
+
+    Raises
+    ------
+    HorizonError, LPTooLargeError, RuntimeError
+        As :func:`solve_lp`.
+    """
+    t0 = time.perf_counter()
+    if backend == "matrix":
+        sol = solve_lp(
+            instance, horizon, windows=windows, max_nonzeros=max_nonzeros, time_limit=time_limit
+        )
+        mat = sol.matrix
+        return BoundResult(
+            method="lp",
+            bound=sol.value,
+            runtime_s=time.perf_counter() - t0,
+            horizon=sol.horizon,
+            info={
+                "build_s": sol.build_s,
+                "solve_s": sol.solve_s,
+                "columns": mat.ncol,
+                "nonzeros": mat.nnz,
+                "backend": backend,
+            },
+        )
+    if backend != "pyomo":
+        raise ValueError(f"unknown backend {backend!r}; choose 'matrix' or 'pyomo'")
+    if windows is None:
+        windows = horizon is None
+    hz = exact_horizon(instance, horizon, windows)
+    _check_size(instance, hz.T, hz.slack, max_nonzeros)
+    value, columns = pyomo.solve_lp(instance, hz, time_limit)
+    return BoundResult(
+        method="lp",
+        bound=value,
+        runtime_s=time.perf_counter() - t0,
+        horizon=hz.T,
+        info={"columns": columns, "backend": backend},
+    )
+
+
+def best_bound(
+    instance: Instance,
+    time_limit: float = 60.0,
+    *,
+    method: str = "auto",
+    max_nonzeros: int = AUTO_LP_MAX_NONZEROS,
+) -> BoundResult:
+    """The best lower bound affordable in ``time_limit`` seconds, saying which it is.
+
+    Parameters
+    ----------
+    instance : Instance
+    time_limit : float, default 60
+        Seconds for the LP solve.
+    method : {"auto", "lp", "combinatorial", "trivial"}
+        ``auto``: the LP relaxation when its matrix has at most ``max_nonzeros`` non-zeros
+        and HiGHS solves it within ``time_limit``, else the combinatorial bound; the larger of
+        the LP and the combinatorial value is returned. The others force one method.
+    max_nonzeros : int, default AUTO_LP_MAX_NONZEROS
+        Size above which ``auto`` does not try the LP (see ``benchmarks/bench_exact.py``).
+
+    Returns
+    -------
+    BoundResult
+        ``method`` names the bound used; ``info["reason"]`` says why, ``info`` also has the
+        other candidate's value when computed.
+
+    Raises
+    ------
+    ValueError
+        Unknown method. ``method="lp"`` raises :class:`~lpsched.solvers.result.LPTooLargeError` above
+        :data:`LP_MAX_NONZEROS` and ``RuntimeError`` on an LP time-out.
+    """
+    if method not in BOUND_METHODS:
+        raise ValueError(f"unknown bound method {method!r}; choose from {', '.join(BOUND_METHODS)}")
+    t0 = time.perf_counter()
+    if method == "trivial":
+        return BoundResult("trivial", float(trivial_bound(instance)), time.perf_counter() - t0)
+    comb = BoundResult(
+        "combinatorial",
+        float(combinatorial_bound(instance)),
+        time.perf_counter() - t0,
+        info={"offline": instance.offline},
+    )
+    if method == "combinatorial":
+        return comb
+    if method == "lp":
+        return lp_bound(instance, max_nonzeros=LP_MAX_NONZEROS, time_limit=time_limit)
+    _, nnz_t1 = matrix_size(instance, horizon_t1(instance))
+    reason = None
+    if nnz_t1 > 20 * max_nonzeros:  # even the tight horizon cannot shrink it enough
+        reason = f"LP too large ({nnz_t1:,} non-zeros at T1 > {max_nonzeros:,})"
+    else:
+        try:
+            lp = lp_bound(instance, max_nonzeros=max_nonzeros, time_limit=time_limit)
+        except LPTooLargeError as exc:
+            reason = f"LP too large ({exc})"
+        except RuntimeError as exc:
+            reason = f"LP not solved in {time_limit:g} s ({exc})"
+        else:
+            if lp.bound >= comb.bound:
+                lp.info.update(
+                    reason=f"LP solved in {lp.runtime_s:.2f} s", combinatorial=comb.bound
+                )
+                lp.runtime_s = time.perf_counter() - t0
+                return lp
+            reason = f"combinatorial {comb.bound:g} above the LP value {lp.bound:g}"
+            comb.info["lp"] = lp.bound
+    comb.info["reason"] = reason
+    comb.runtime_s = time.perf_counter() - t0
+    return comb
+
+
+def export_model(
+    instance: Instance,
+    path: str | os.PathLike[str],
+    format: str = "lp",
+    *,
+    relax: bool = False,
+    horizon: int | None = None,
+    backend: str = "pyomo",
+) -> Path:
+    """Write the time-indexed model (SPEC section 3) as an LP or MPS file for any solver.
+
+    Parameters
+    ----------
+    instance : Instance
+    path : path-like
+        Output file.
+    format : {"lp", "mps"}
+    relax : bool, default False
+        Write the LP relaxation instead of the MIP.
+    horizon : int, optional
+        ``T`` in rounds; default ``min(T1, T2)`` with start windows. Must be ``>= min(T1, T2)``.
+    backend : {"pyomo", "highs"}
+        ``pyomo``: the reference model with its names (``x[i,k]``, ``assign[i]``,
+        ``memory[t]``), for small and medium instances. ``highs``: the matrix build written
+        by HiGHS (generic names, fast for large instances).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    ValueError
+        Unknown format or backend. :class:`HorizonError` for a too short horizon.
+    LPTooLargeError
+        The model would have more than ``PYOMO_MAX_NONZEROS`` (backend ``pyomo``, which needs
+        about 1 kB of memory per non-zero) or ``LP_MAX_NONZEROS`` (``highs``) non-zeros.
+    """
+    fmt = format.lower()
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown format {format!r}; choose 'lp' or 'mps'")
+    if backend not in EXPORT_BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose 'pyomo' or 'highs'")
+    p = Path(path)
+    limit = LP_MAX_NONZEROS if backend == "highs" else PYOMO_MAX_NONZEROS
+    _refuse_if_surely_too_large(instance, limit)
+    hz = exact_horizon(instance, horizon, windows=horizon is None)
+    _check_size(instance, hz.T, hz.slack if horizon is None else None, limit)
+    if backend == "pyomo":
+        from pyomo.opt import ProblemFormat
+
+        m = build_model(instance, hz, relax=relax)
+        pformat = ProblemFormat.cpxlp if fmt == "lp" else ProblemFormat.mps
+        m.write(str(p), format=pformat, io_options={"symbolic_solver_labels": True})
+    else:
+        mat = time_indexed_matrix(instance, hz, aggregate=False)
+        target = p if p.suffix == f".{fmt}" else p.with_name(p.name + f".{fmt}")
+        highs.write_model(mat, str(target), relax=relax)
+        if target != p:
+            target.replace(p)
+    return p

@@ -1,0 +1,102 @@
+"""The policy registry and the baseline priority lists (SPEC section 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lpsched.instance import Instance
+from lpsched.policies.baselines import fcfs_order, mcsf_order, size_order
+from lpsched.policies.registry import POLICIES, Policy, parse_policy, policy_names, run_policy
+
+CORE = ["fcfs", "mcsf", "size", "sorted-f"]
+
+
+def test_registry_names():
+    names = policy_names()
+    assert names[:4] == CORE  # registry order; later families may append
+    assert len(set(names)) == len(names)
+    for name in names:
+        pol = POLICIES[name]
+        assert isinstance(pol, Policy)
+        assert pol.name == name
+        assert pol.description
+        assert "+" not in name
+
+
+def test_sorted_f_options():
+    assert set(POLICIES["sorted-f"].options) >= {"solver", "sample_size", "quantile", "seed"}
+
+
+@pytest.mark.parametrize(
+    "spec, name, backfill",
+    [
+        ("mcsf+backfill", "mcsf", True),
+        ("mcsf", "mcsf", False),
+        (" fcfs ", "fcfs", False),
+        ("sorted-f+backfill", "sorted-f", True),
+    ],
+)
+def test_parse_policy(spec, name, backfill):
+    pol, bf = parse_policy(spec)
+    assert pol is POLICIES[name]
+    assert bf is backfill
+
+
+@pytest.mark.parametrize("spec", ["nope", "mcsf+fill", "+backfill", "MCSF", "mcsf+backfill+x"])
+def test_unknown_policy_lists_names(spec):
+    with pytest.raises(KeyError) as info:
+        parse_policy(spec)
+    msg = str(info.value)
+    for name in policy_names():
+        assert name in msg
+    with pytest.raises(KeyError):
+        run_policy(Instance.from_arrays([0], [1], 1), spec)
+
+
+def test_run_policy_ignores_foreign_options():
+    inst = Instance.from_arrays([1, 0, 2], [3, 1, 2], 6, [0, 1, 0])
+    a = run_policy(inst, "fcfs", solver="dp", seed=4)
+    b = run_policy(inst, "fcfs")
+    assert a.start.tolist() == b.start.tolist()
+    assert a.policy == "fcfs"
+    assert run_policy(inst, "fcfs+backfill").policy == "fcfs+backfill"
+    assert a.info["order"].tolist() == [0, 2, 1]
+
+
+# --------------------------------------------------------------------------- orders
+
+# index:        0  1  2  3  4  5
+ARRIVAL = [2, 0, 2, 1, 0, 1]
+DECODE = [3, 1, 3, 1, 2, 3]
+PREFILL = [0, 3, 1, 2, 1, 0]
+# size = s + o: 3, 4, 4, 3, 3, 3
+TIES = Instance.from_arrays(PREFILL, DECODE, 10, ARRIVAL)
+
+
+def test_fcfs_order_ties_by_index():
+    # arrival 0: (1, 4); arrival 1: (3, 5); arrival 2: (0, 2)
+    assert fcfs_order(TIES).tolist() == [1, 4, 3, 5, 0, 2]
+
+
+def test_mcsf_order_ties_by_index():
+    # o = 1: (1, 3); o = 2: (4,); o = 3: (0, 2, 5)
+    assert mcsf_order(TIES).tolist() == [1, 3, 4, 0, 2, 5]
+
+
+def test_size_order_ties_by_index():
+    # size 3: (0, 3, 4, 5); size 4: (1, 2)
+    assert size_order(TIES).tolist() == [0, 3, 4, 5, 1, 2]
+
+
+def test_offline_fcfs_is_index_order():
+    inst = Instance.from_arrays([5, 1, 2, 0], [1, 9, 4, 4], 10)
+    assert fcfs_order(inst).tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "name, fn", [("fcfs", fcfs_order), ("mcsf", mcsf_order), ("size", size_order)]
+)
+def test_registry_runs_the_order(name, fn):
+    sched = run_policy(TIES, name)
+    assert sched.info["order"].tolist() == fn(TIES).tolist()
+    sched.check()
