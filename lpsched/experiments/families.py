@@ -41,9 +41,9 @@ def family_sweep(
     Parameters
     ----------
     out_dir : path-like
-        Folder of ``families.csv`` (resumed): one row per (family, M, policy) with the executor's ``tel``, the good
-        schedule's ``good_tel``, ``ratio = tel / good_tel`` and ``closed_form`` (for the
-        family's own policy: the closed-form TEL, else empty).
+        Folder of ``families.csv`` (resumed): one row per (family, M, policy) with the
+        executor's ``tel``, the good schedule's ``good_tel``, ``ratio = tel / good_tel`` and
+        ``closed_form`` (for the family's own policy: the closed-form TEL, else empty).
     memories : sequence of int
         Budgets ``M`` (tokens).
     families : sequence of str

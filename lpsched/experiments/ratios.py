@@ -89,7 +89,8 @@ def ratio_sweep(
     Parameters
     ----------
     out_dir : path-like
-        Folder of ``NAME.csv`` (resumed if it exists): one row per (workload, n, M, seed, policy) with columns
+        Folder of ``NAME.csv`` (resumed if it exists): one row per (workload, n, M, seed,
+        policy) with columns
         ``tel``, ``opt`` (best TEL found by the exact solver), ``opt_status`` (``optimal`` or
         ``best-known``), ``lower_bound`` (solver's proven bound), ``lp_bound``, ``ratio_opt``,
         ``ratio_lp`` and ``exact_s`` (seconds of the exact solve).

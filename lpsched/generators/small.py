@@ -122,7 +122,7 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
     workload : {"uniform", "mix", "heavy-prefill", "heavy-decode"}
         ``uniform``: ``o_i`` uniform on ``1..max(1, M/4)``, ``s_i`` on ``0..M/2``.
         ``mix``: ``(s_i, o_i)`` drawn from the 80/20 conversation/summarization mix of
-        :mod:`lpsched.generators.workloads` and both scaled by ``c = M / (4 * 1662)`` (the mix's mean
+        :mod:`lpsched.generators.workloads`, both scaled by ``c = M / (4 * 1662)`` (the mix's mean
         footprint is 1,662 tokens, so about four average requests fit in ``M``; the ratio
         ``s_i / o_i`` of the real mix is kept, hence mostly ``o_i`` in ``1..3``).
         ``heavy-prefill``: ``s_i`` on ``M/4..3M/4``, ``o_i`` on ``1..max(1, M/8)``.

@@ -454,7 +454,7 @@ def three_partition_instance(tp: ThreePartition, *, name: str | None = None) -> 
         name=label,
         ids=[f"a{j}" for j in range(3 * m)],
         metadata={
-            "source": "lpsched.generators.three_partition.three_partition_instance (SPEC section 8)",
+            "source": "lpsched.generators.three_partition.three_partition_instance (SPEC 8)",
             "m": m,
             "B": tp.B,
             "values": list(tp.values),

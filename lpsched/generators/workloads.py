@@ -214,7 +214,7 @@ def sample_lengths(
 
 
 def check_size(n: Any, memory: Any) -> None:
-    """Raise ``ValueError`` unless ``n`` (requests) and ``memory`` (tokens) are positive integers."""
+    """Raise ``ValueError`` unless ``n`` (requests) and ``memory`` (tokens) are positive ints."""
     for name, value in (("n", n), ("memory", memory)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -328,8 +328,8 @@ def from_traces(
     round_s : float, optional
         Keep the trace's arrivals: every file needs an ``arrived_at`` column (seconds), and
         request ``i`` arrives at round ``floor((t_i - t_0) / round_s)``, ``t_0`` the earliest
-        drawn time (:func:`lpsched.generators.arrivals.trace_arrival_rounds`). Drawing a subset of rows
-        thins the arrival process. Default: all requests arrive at round 0.
+        drawn time (:func:`lpsched.generators.arrivals.trace_arrival_rounds`). Drawing a subset
+        of rows thins the arrival process. Default: all requests arrive at round 0.
 
     Returns
     -------

@@ -1,8 +1,8 @@
 """Policies for unknown decode lengths: A_max, A_min and Sorted-F+Amin (SPEC section 6).
 
 Each request has a known interval ``l_i <= o_i <= u_i`` (``decode_lo``, ``decode_hi``; build them
-with :mod:`lpsched.generators.intervals`); ``o_i`` is revealed only when the request finishes. All three run
-on :func:`~lpsched.eviction.execute_with_eviction`:
+with :mod:`lpsched.generators.intervals`); ``o_i`` is revealed only when the request finishes.
+All three run on :func:`~lpsched.eviction.execute_with_eviction`:
 
 * ``amax`` -- plan with ``e_i = u_i``, list by ``u_i`` (then index). Never evicts (estimates are
   upper bounds), but reserves memory that is not used.

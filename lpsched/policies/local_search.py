@@ -90,10 +90,10 @@ def improve_schedule(
 
     Starts from the list of ``schedule`` (its requests by start, ties by index) and, for
     ``iterations`` steps, moves one request (a swap of two positions or a re-insertion, chosen
-    at random) and runs the executor (:func:`~lpsched.executor.execute`) strict and with backfill; a move
-    is kept when the better of the two TELs is not worse than the current one (plateau moves
-    allowed), and the best schedule seen is returned. The search stops early after ``50 n``
-    moves without a new best.
+    at random) and runs the executor (:func:`~lpsched.executor.execute`) strict and with
+    backfill; a move is kept when the better of the two TELs is not worse than the current one
+    (plateau moves allowed), and the best schedule seen is returned. The search stops early
+    after ``50 n`` moves without a new best.
 
     Parameters
     ----------

@@ -35,7 +35,7 @@ _EPS = 1e-6
 
 
 class SolveStatus(str, Enum):
-    """Outcome of :func:`~lpsched.solvers.solve.solve_exact` (the ``status`` key of ``lpsched exact --json``).
+    """Outcome of :func:`~lpsched.solvers.solve.solve_exact` (``lpsched exact --json``).
 
     ``optimal``: proven by the solver. ``feasible``: a schedule without proof (a gap stop).
     ``infeasible``: the model has no solution (cannot happen at a valid horizon).
@@ -157,7 +157,8 @@ class BoundResult:
     info: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``bound`` JSON object of ``docs/architecture.md``: method, bound, runtime_s, horizon."""
+        """The ``bound`` JSON object of ``docs/architecture.md``: method, bound, runtime_s,
+        horizon."""
         return {
             "method": self.method,
             "bound": float(self.bound),

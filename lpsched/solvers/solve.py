@@ -443,8 +443,9 @@ def best_bound(
     Raises
     ------
     ValueError
-        Unknown method. ``method="lp"`` raises :class:`~lpsched.solvers.result.LPTooLargeError` above
-        :data:`LP_MAX_NONZEROS` and ``RuntimeError`` on an LP time-out.
+        Unknown method. ``method="lp"`` raises
+        :class:`~lpsched.solvers.result.LPTooLargeError` above :data:`LP_MAX_NONZEROS` and
+        ``RuntimeError`` on an LP time-out.
     """
     if method not in BOUND_METHODS:
         raise ValueError(f"unknown bound method {method!r}; choose from {', '.join(BOUND_METHODS)}")
