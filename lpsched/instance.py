@@ -15,9 +15,16 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    # An integer column as the constructor takes it: anything array-like, validated and frozen
+    # into a read-only int64 array (entries that are None or not integers raise InstanceError).
+    _Column = ArrayLike | Sequence[int | None]
 
 MAX_VALUE = 2**40  # tokens or rounds; larger is a data error, and it keeps every sum in int64
 
@@ -149,6 +156,22 @@ class Instance:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
 
+    if TYPE_CHECKING:
+        # The generated constructor: it takes array-likes, __post_init__ freezes them.
+        def __init__(
+            self,
+            memory: int,
+            prefill: _Column,
+            decode: _Column,
+            arrival: _Column,
+            ids: Iterable[str],
+            decode_lo: _Column | None = None,
+            decode_hi: _Column | None = None,
+            name: str = "instance",
+            metadata: Mapping[str, Any] = ...,
+            source: str = "<memory>",
+        ) -> None: ...
+
     def __post_init__(self) -> None:
         where = self.source
         set_ = object.__setattr__
@@ -172,7 +195,10 @@ class Instance:
             raise InstanceError(f"{where}: the instance has no requests")
         if len(set(ids)) != n:
             seen: set[str] = set()
-            dup = next(x for x in ids if x in seen or seen.add(x))
+            for dup in ids:  # the first id seen before
+                if dup in seen:
+                    break
+                seen.add(dup)
             raise InstanceError(f"{where}: request '{dup}': field 'id' is not unique")
         if (self.decode_lo is None) != (self.decode_hi is None):
             raise InstanceError(f"{where}: give both 'decode_lo' and 'decode_hi' or neither")
@@ -331,7 +357,7 @@ class Instance:
 
     def replace(self, **changes: Any) -> Instance:
         """A validated copy with some fields changed (e.g. ``memory=...``, ``arrival=...``)."""
-        fields = dict(
+        fields: dict[str, Any] = dict(
             memory=self.memory,
             prefill=self.prefill,
             decode=self.decode,

@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -58,6 +58,7 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
             "arrival": int(instance.arrival[i]),
         }
         if instance.decode_lo is not None:
+            assert instance.decode_hi is not None  # an instance has both bounds or neither
             r["decode_lo"] = int(instance.decode_lo[i])
             r["decode_hi"] = int(instance.decode_hi[i])
         reqs.append(r)
@@ -227,9 +228,33 @@ TRACE_DECODE = "num_decode_tokens"
 TRACE_ARRIVAL = "arrived_at"
 
 
+@overload
+def read_trace_csv(
+    path: str | os.PathLike[str], *, with_lines: Literal[False] = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]: ...
+
+
+@overload
+def read_trace_csv(
+    path: str | os.PathLike[str], *, with_lines: Literal[True]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]: ...
+
+
+@overload
+def read_trace_csv(
+    path: str | os.PathLike[str], *, with_lines: bool
+) -> (
+    tuple[np.ndarray, np.ndarray, np.ndarray | None]
+    | tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]
+): ...
+
+
 def read_trace_csv(
     path: str | os.PathLike[str], *, with_lines: bool = False
-) -> tuple[np.ndarray, ...]:
+) -> (
+    tuple[np.ndarray, np.ndarray, np.ndarray | None]
+    | tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]
+):
     """Read a serving trace CSV: ``num_prefill_tokens,num_decode_tokens[,arrived_at]``.
 
     Other columns are ignored; integer-valued floats (``812.0``) are accepted.

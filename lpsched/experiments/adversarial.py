@@ -278,7 +278,7 @@ def catalogue_rows(folder: str | os.PathLike[str] = "instances/adversarial") -> 
         Per file: ``name``, ``n``, ``M``, ``origin``, ``best known TEL``, ``lower bound``,
         ``proven optimal`` (from each file's ``metadata``: ``opt``, ``lower_bound``,
         ``optimal``, ``found_by``), plus ``ratio`` and ``policy``. Source: ours (the catalogue
-        of ARCHITECTURE.md).
+        of ``instances/README.md``).
     """
     rows = []
     for path in sorted(Path(folder).glob("*.json")):
