@@ -2,7 +2,8 @@
 
 Not a test. Prints two tables:
 
-1. ``exact``: for each size n and seed, each configuration of :func:`lpsched.solvers.solve.solve_exact`
+1. ``exact``: for each size n and seed, each configuration of
+   :func:`lpsched.solvers.solve.solve_exact`
    -- status, TEL, bound, gap, build and solve seconds. Configurations (cumulative, so each row
    measures one more idea):
 

@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import click
 from tabulate import tabulate
@@ -44,8 +44,18 @@ from .solvers.solve import (
     solve_exact,
 )
 
+
+class _Spec(TypedDict):
+    """The generator call of the shipped default (see :func:`default_instance`)."""
+
+    workload: str
+    n: int
+    memory: int
+    seed: int
+
+
 DEFAULT_INSTANCE = Path(__file__).resolve().parents[1] / "instances" / "default.json"
-DEFAULT_SPEC = {"workload": "mix-80-20", "n": 2000, "memory": 16492, "seed": 0}
+DEFAULT_SPEC: _Spec = {"workload": "mix-80-20", "n": 2000, "memory": 16492, "seed": 0}
 DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f"
 DEFAULT_ONLINE_POLICIES = "online-fcfs,online-mcsf,online-sorted-f"
 SWAP_UP_TO = 5000
@@ -71,7 +81,7 @@ class RegistryChoice(click.Choice):
         self._registry = registry
         super().__init__(list(registry))
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         return tuple(self._registry)
 
@@ -560,7 +570,7 @@ def list_policies() -> None:
 @_bad_input
 def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None) -> None:
     """Reproduce a paper table; rows are written as they finish and a rerun resumes."""
-    opts = {}
+    opts: dict[str, Any] = {}
     repro = REPRODUCTIONS[name]
     if seeds is not None:
         if not accepts(repro, "seeds"):

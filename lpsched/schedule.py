@@ -229,6 +229,7 @@ class Schedule:
 
     def _run_violations(self, limit: int) -> list[str]:
         """Consistency of ``runs`` with the starts and decode lengths (see :meth:`violations`)."""
+        assert self.runs is not None  # only called for a schedule with runs
         inst = self.instance
         out: list[str] = []
         by_req: dict[int, list[tuple[int, int, int]]] = {}

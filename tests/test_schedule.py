@@ -3,16 +3,13 @@ and the schedule JSON file (SPEC sections 2 and 9)."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from conftest import instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lpsched.instance import Instance, InstanceError
-from lpsched.io import read_schedule, write_schedule
+from lpsched.instance import Instance
 from lpsched.schedule import InfeasibleScheduleError, Schedule, memory_at
 
 
@@ -152,57 +149,3 @@ def test_memory_matches_brute_force(sched):
     feasible = max(expect) <= inst.memory and all(pi >= ai for pi, ai in zip(p, a, strict=True))
     assert sched.feasible == feasible
     assert (sched.violations() == []) == feasible
-
-
-# --------------------------------------------------------------------------- files
-
-
-def test_schedule_json_round_trip(tmp_path):
-    sched = Schedule(ONLINE, [0, 1, 3], policy="hand")
-    path = tmp_path / "s.json"
-    write_schedule(sched, path)
-    data = json.loads(path.read_text())
-    assert data == {
-        "format": "lpsched/schedule",
-        "version": 1,
-        "instance": "hand-online",
-        "policy": "hand",
-        "start": [0, 1, 3],
-        "completion": [3, 3, 4],
-        "tel": 7,
-    }
-    back = read_schedule(path, ONLINE)
-    assert back.start.tolist() == [0, 1, 3]
-    assert back.policy == "hand"
-    assert back.tel == 7
-
-
-def test_read_schedule_errors(tmp_path):
-    path = tmp_path / "s.json"
-    write_schedule(Schedule(ONLINE, [0, 1, 3], policy="hand"), path)
-    data = json.loads(path.read_text())
-    for change, needle in [
-        ({"tel": 8}, "tel"),
-        ({"start": [0, 1]}, "start"),
-        ({"format": "lpsched/instance"}, "format"),
-    ]:
-        bad = tmp_path / "bad.json"
-        bad.write_text(json.dumps({**data, **change}))
-        with pytest.raises(InstanceError, match=needle) as info:
-            read_schedule(bad, ONLINE)
-        assert str(bad) in str(info.value)
-    broken = tmp_path / "broken.json"
-    broken.write_text("{")
-    with pytest.raises(InstanceError, match="JSON"):
-        read_schedule(broken, ONLINE)
-
-
-def test_read_schedule_rejects_completions_that_disagree(tmp_path):
-    """read_schedule's docstring: the completions in the file must agree with the instance."""
-    path = tmp_path / "s.json"
-    write_schedule(Schedule(ONLINE, [0, 1, 3], policy="hand"), path)
-    data = json.loads(path.read_text())
-    data["completion"] = [9, 9, 9]  # the starts and decode lengths give (3, 3, 4)
-    path.write_text(json.dumps(data))
-    with pytest.raises(InstanceError, match="completion"):
-        read_schedule(path, ONLINE)

@@ -120,6 +120,7 @@ def run(
             run_inst, width = inst, 0.0
         else:
             run_inst = from_spec(inst, specs[params["interval"]], seed=seed)
+            assert run_inst.decode_lo is not None and run_inst.decode_hi is not None
             width = float(np.mean(run_inst.decode_hi - run_inst.decode_lo))
         for key in missing:
             sched = run_policy(run_inst, key["policy"], solver=solver).check()

@@ -82,8 +82,8 @@ def _separate_row(cols, units, coef, x, count, M, eps):
     for _, lst in opts:
         new = dp.copy()
         ch = np.full(cap + 1, -1)
-        for j, (th, y) in enumerate(lst):
-            cand = dp[np.maximum(idx - th, 0)] + (1.0 - y)
+        for j, (th, mass) in enumerate(lst):
+            cand = dp[np.maximum(idx - th, 0)] + (1.0 - mass)
             better = cand < new - 1e-12
             new[better] = cand[better]
             ch[better] = j

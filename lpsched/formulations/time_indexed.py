@@ -20,9 +20,8 @@ Two builds, tested to agree:
   (``add_sets`` / ``add_parameters`` / ``add_variables`` / ``add_assign`` / ``add_memory`` /
   ``add_objective``), the reference and the source of the ``models/`` files and LP/MPS export;
 * :func:`time_indexed_matrix` -- the same rows and columns as numpy arrays (column-wise sparse
-  matrix), built in O(nnz) vectorised time, fed to HiGHS (:mod:`.highs`) and CP-SAT
-  (:mod:`.cpsat`). Pyomo needs about a minute for the LP at n = 200; this build needs well
-  under a second (``benchmarks/bench_exact.py``).
+  matrix), built in O(nnz) vectorised time, fed to HiGHS and CP-SAT (:mod:`lpsched.solvers`);
+  the build times of both are measured in ``benchmarks/bench_exact.py`` (README).
 
 The matrix build can also *aggregate identical requests* (same ``s_i, o_i, a_i``): one integer
 column ``y[g,k] in {0..c_g}`` per class ``g`` of ``c_g`` requests replaces the ``c_g`` binary
@@ -456,7 +455,7 @@ def build_model(
     Notes
     -----
     Source: SPEC section 3 (Jaillet et al., arXiv 2502.07115; arXiv 2508.06133 section 5).
-    Construction is O(n T + nnz) Python work: fine to n ~ 50, about a minute at n = 200; use
+    Construction is O(n T + nnz) Python work (measured in ``benchmarks/bench_exact.py``); use
     :func:`time_indexed_matrix` for large instances.
     """
     import pyomo.environ as pyo

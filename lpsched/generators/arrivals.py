@@ -156,6 +156,7 @@ def trace_window(
             f"num_decode_tokens = {int(s[i] + o[i])} > memory M = {memory}"
         )
     if round_s is None:
+        assert rate is not None  # exactly one of rate and round_s (checked above)
         span = float(t.max() - t.min())
         round_s = rate * span / (n - 1)
     arrival = trace_arrival_rounds(t, round_s)

@@ -206,9 +206,10 @@ def solve_three_partition(values: Sequence[int], B: int) -> list[tuple[int, int,
     free: dict[int, list[int]] = {}
     for j, v in enumerate(vals):
         free.setdefault(v, []).append(j)
-    triples = []
+    triples: list[tuple[int, int, int]] = []
     for t in found:
-        triples.append(tuple(sorted(free[distinct[k]].pop() for k in t)))
+        a, b, c = sorted(free[distinct[k]].pop() for k in t)
+        triples.append((a, b, c))
     return sorted(triples)
 
 
@@ -409,14 +410,14 @@ def three_partition_no(
             vals[j] += d
             if solve_three_partition(vals, B) is None:
                 return ThreePartition(tuple(vals), B, None, "exact-search", seed)
-    vals = _residue_no(m, B, rng, distinct)
-    if vals is None:
+    residue_vals = _residue_no(m, B, rng, distinct)
+    if residue_vals is None:
         raise ValueError(
             f"found no 3-Partition no-instance with m = {m}, B = {B}"
             + (" and distinct values" if distinct else "")
             + f": (B/4, B/2) = ({B / 4:g}, {B / 2:g}) leaves too little room; use a larger B"
         )
-    return ThreePartition(tuple(vals), B, None, "residues mod p", seed)
+    return ThreePartition(tuple(residue_vals), B, None, "residues mod p", seed)
 
 
 def three_partition_instance(tp: ThreePartition, *, name: str | None = None) -> Instance:

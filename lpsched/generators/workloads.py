@@ -378,6 +378,7 @@ def from_traces(
         s_parts.append(s[pick])
         o_parts.append(o[pick])
         if round_s is not None:
+            assert t is not None  # checked above: round_s needs the 'arrived_at' column
             t_parts.append(t[pick])
         rows += [[os.path.basename(path), int(line[i])] for i in pick]
     perm = rng.permutation(n)

@@ -52,8 +52,8 @@ def plot_curves(
     fig, ax = axes(ax, (6, 4))
     for label, (x, y) in series.items():
         ax.plot(x, y, marker="o", label=label)
-    for k, (label, y) in enumerate((hlines or {}).items()):
-        ax.axhline(y, linestyle="--", color=f"C{len(series) + k}", label=label)
+    for k, (label, level) in enumerate((hlines or {}).items()):
+        ax.axhline(level, linestyle="--", color=f"C{len(series) + k}", label=label)
     if logx:
         ax.set_xscale("symlog", linthresh=0.1)
         ax.set_xlim(left=-0.01)

@@ -42,6 +42,7 @@ def _intervals(instance: Instance, who: str) -> tuple[list[int], list[int]]:
             f"{instance.name!r}; add them with 'lpsched generate ... --intervals' or "
             "lpsched.generators.intervals (exact, multiplicative, binned, no_information)"
         )
+    assert instance.decode_lo is not None and instance.decode_hi is not None  # has_intervals
     return instance.decode_lo.tolist(), instance.decode_hi.tolist()
 
 

@@ -101,8 +101,7 @@ def improve_schedule(
     schedule : Schedule
         A feasible schedule (the starting point); returned when nothing better is found.
     iterations : int, default 4000
-        Largest number of moves tried (at most two executor runs each; at most about 2 s at
-        n = 30).
+        Largest number of moves tried (at most two executor runs each).
     seed : int, default 0
         Seed of the move generator (the search is deterministic for a given seed unless the
         time limit stops it).

@@ -19,6 +19,7 @@ Source: Wang, Ye, Zhou, arXiv 2508.06133, section 4 (Sorted-F and its Phase-1 so
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 
@@ -180,6 +181,7 @@ def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray
             or (num * best[1] ** 2 == best[0] * k * k and k > best[1])
         ):
             best = (num, k, inx)
+    assert best is not None  # set by the first start
     return np.flatnonzero(best[2])
 
 
@@ -194,6 +196,10 @@ def _greedy_fill(size: np.ndarray, order: np.ndarray, memory: int) -> np.ndarray
     return inx
 
 
+# A move of the local search: ("add", j), ("remove", i) or ("swap", i, j).
+_Move = tuple[Literal["add", "remove"], int] | tuple[Literal["swap"], int, int]
+
+
 def _local_search(o: np.ndarray, z: np.ndarray, memory: int, inx: np.ndarray) -> np.ndarray:
     """Best-improvement add / remove / swap search on ``F`` from the feasible mask ``inx``."""
     inx = inx.copy()
@@ -202,7 +208,7 @@ def _local_search(o: np.ndarray, z: np.ndarray, memory: int, inx: np.ndarray) ->
     while True:
         xi, yj = np.flatnonzero(inx), np.flatnonzero(~inx)
         free = memory - used
-        best = None  # (num, k, move)
+        best: tuple[int, int, _Move] | None = None  # (num, k, move)
         if yj.size:
             fits = yj[z[yj] <= free]
             if fits.size:
@@ -210,7 +216,7 @@ def _local_search(o: np.ndarray, z: np.ndarray, memory: int, inx: np.ndarray) ->
                 best = (num + int(o[j]), k + 1, ("add", j))
         if k >= 2:
             i = int(xi[np.argmax(o[xi])])
-            cand = (num - int(o[i]), k - 1, ("remove", i))
+            cand: tuple[int, int, _Move] = (num - int(o[i]), k - 1, ("remove", i))
             if best is None or _better(cand[0], cand[1], best[0], best[1]):
                 best = cand
         if yj.size and k:
@@ -328,9 +334,11 @@ class QuantileGreedy:
         head = 0
         out = []
         while head < order.size:
-            positions = self.step(
-                rng, order.size - head, lambda k, h=head: (o[order[h + k]], z[order[h + k]]), memory
-            )
+
+            def lengths(k: np.ndarray, h: int = head) -> tuple[np.ndarray, np.ndarray]:
+                return o[order[h + k]], z[order[h + k]]
+
+            positions = self.step(rng, order.size - head, lengths, memory)
             out.append(order[head + positions])
             end = head + int(positions[-1]) + 1
             kept = np.delete(order[head:end], positions)

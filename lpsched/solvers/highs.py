@@ -11,6 +11,7 @@ Source: ours (HiGHS: Huangfu and Hall, Math. Prog. Comp. 2018; highspy API).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -111,7 +112,7 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
     idx = np.arange(mat.ncol, dtype=np.int32)
     h.changeColsIntegrality(mat.ncol, idx, np.array([highspy.HighsVarType.kContinuous] * mat.ncol))
     rows = MemoryRows(mat)
-    info = {"cuts": 0, "cut_rounds": 0, "lp_before": None, "lp_after": None}
+    info: dict[str, Any] = {"cuts": 0, "cut_rounds": 0, "lp_before": None, "lp_after": None}
     try:
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -201,7 +202,7 @@ def solve_mip(
         MS.kIterationLimit,
         MS.kSolutionLimit,
         MS.kMemoryLimit,
-        MS.kHighsInterrupt,
+        MS.kHighsInterrupt,  # type: ignore[attr-defined]  # at runtime; absent from highspy's stubs
     )
     return Answer(
         start=sol,
