@@ -567,10 +567,54 @@ def list_policies() -> None:
     type=click.Path(file_okay=False, exists=True),
     help="Folder of public traces (e.g. ../shared/traces) for the real-input rows.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tasks computed at once: local processes, or Dask workers with --scheduler local "
+    "[default: all local cores, or the cluster's own workers with a scheduler address].",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Send the tasks to the Dask scheduler at ADDRESS (tcp://HOST:PORT), or 'local' for a "
+    "LocalCluster of --workers processes. Needs: pip install 'lpsched[cluster]'.",
+)
+@click.option(
+    "--fresh", is_flag=True, help="Start over; the old CSV is kept as NAME.csv.bak-TIMESTAMP."
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse a CSV that holds rows of other parameters or versions (default: ignore them).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Name each task as it starts and ends.")
 @_bad_input
-def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None) -> None:
-    """Reproduce a paper table; rows are written as they finish and a rerun resumes."""
-    opts: dict[str, Any] = {}
+def reproduce(
+    name: str,
+    out_dir: str,
+    seeds: str | None,
+    trace_dir: str | None,
+    workers: int | None,
+    scheduler: str | None,
+    fresh: bool,
+    strict: bool,
+    verbose: bool,
+) -> None:
+    """Reproduce a paper table; rows are written as they finish and a rerun resumes.
+
+    Every row records its parameters, the lpsched version and commit and the solver versions;
+    the table uses only rows that match this run. Ctrl-C stops the run (exit 130) and keeps
+    every finished row.
+    """
+    opts: dict[str, Any] = {
+        "workers": workers or (1 if scheduler not in (None, "local") else os.cpu_count() or 1),
+        "scheduler": scheduler,
+        "fresh": fresh,
+        "strict": strict,
+        "verbose": verbose,
+    }
     repro = REPRODUCTIONS[name]
     if seeds is not None:
         if not accepts(repro, "seeds"):
@@ -588,8 +632,17 @@ def reproduce(name: str, out_dir: str, seeds: str | None, trace_dir: str | None)
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
         opts["trace_dir"] = trace_dir
-    with _solver_chatter_to_stderr():
-        table = repro.run(out_dir, **opts)
+    try:
+        with _solver_chatter_to_stderr():
+            table = repro.run(out_dir, **opts)
+    except KeyboardInterrupt:
+        click.echo(
+            f"lpsched: interrupted; the finished rows are kept in {out_dir}/, rerun to resume",
+            err=True,
+        )
+        sys.exit(130)
+    except ImportError as exc:
+        raise click.UsageError(str(exc)) from None
     click.echo(table)
     written = sorted(p.name for p in Path(out_dir).iterdir())
     click.echo(f"\nresults in {out_dir}/: {', '.join(written)}", err=True)

@@ -71,14 +71,14 @@ def test_toy_solver_back_end(monkeypatch, inst_file):
 
 
 def test_toy_reproduction(clean_registries, tmp_path):
-    def run(out_dir, *, seeds=(0, 1), progress=True):
+    def run(out_dir, *, seeds=(0, 1), **engine):
         def compute(params, missing):
             for key in missing:
                 yield {**key, "tel": run_policy(INST, key["policy"]).tel}
 
         tasks = [Task({"seed": s}, ({"policy": "fcfs"}, {"policy": "mcsf"})) for s in seeds]
         sweep = Sweep("toy", ["seed", "policy", "tel"], ["seed", "policy"], tasks, compute)
-        rows = run_sweep(sweep, out_dir, progress=progress)
+        rows = run_sweep(sweep, out_dir, **engine)
         return write_report(out_dir, "toy", markdown_table(rows, ["seed", "policy", "tel"]))
 
     register_reproduction(Reproduction("toy", "a toy", run))

@@ -13,7 +13,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,12 +328,14 @@ def search_row(
     solver: str = "highs",
     time_limit: float = 10.0,
     save_to: str | os.PathLike[str] | None = None,
-    progress: bool = True,
+    **engine: Any,
 ) -> dict[str, str]:
     """One :func:`adversarial_search`, as a resumable sweep row of ``out_dir/adversarial.csv``.
 
     Writes the worst instance to ``out_dir/adversarial-POLICY.json`` (and, with ``save_to``,
-    into that folder by :func:`save_adversarial`).
+    into that folder by :func:`save_adversarial`). The search is one task and writes files, so
+    it always runs in this process; of the ``engine`` options
+    (:func:`~lpsched.experiments.engine.run_sweep`) ``workers`` and ``scheduler`` are ignored.
 
     Returns
     -------
@@ -342,7 +344,7 @@ def search_row(
     """
     out = Path(out_dir)
 
-    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
+    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]) -> Iterator[dict]:
         res = adversarial_search(
             params["policy"],
             steps=params["steps"],
@@ -379,5 +381,15 @@ def search_row(
         [task],
         compute,
         params={"solver": solver, "time_limit": time_limit},
+        types={"ratio": float, "tel": int, "opt": int, "n": int, "memory": int},
+        check=_check_row,
     )
-    return run_sweep(sweep, out, progress=progress)[-1]
+    local = {k: v for k, v in engine.items() if k not in ("workers", "scheduler")}
+    return run_sweep(sweep, out, **local)[-1]
+
+
+def _check_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must be possible: ``TEL >= OPT >= 1`` and ``ratio = TEL / OPT``."""
+    if not v["tel"] >= v["opt"] >= 1 or abs(v["ratio"] - v["tel"] / v["opt"]) > 1e-4:
+        return f"ratio {v['ratio']} with TEL {v['tel']} and OPT {v['opt']} is impossible"
+    return None

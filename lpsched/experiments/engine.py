@@ -1,41 +1,78 @@
-"""The one sweep engine: tasks -> CSV rows, each written as it finishes, resumed after a stop.
+"""The one sweep engine: tasks -> CSV rows with provenance, written as they finish, resumable,
+parallel on local processes or a Dask cluster.
 
-A reproduction declares a :class:`Sweep`: its tasks, how one task is computed, the CSV columns
-and the columns that identify a row, and the parameters shared by every row. :func:`run_sweep`
-then
+A reproduction declares a :class:`Sweep`: its tasks, the function that computes one task's
+missing rows, the CSV columns and the columns that identify a row, the parameters shared by
+every row, and how to check a row read back. :func:`run_sweep` then
 
-* reads the CSV if it exists and skips every row already there (a task computes only its
-  missing rows, so an interrupted task loses nothing it had written);
-* refuses to add rows to a CSV computed under other sweep parameters (they are recorded beside
-  it in ``NAME.params.json``), so a table never mixes rows of two different runs;
-* appends and flushes each row the moment it exists, with a progress bar on standard error;
-* returns the rows of the current tasks only, so a table drawn from them never counts rows
-  that an earlier, larger run left in the file.
+* takes a lock on the output folder, so two runs never write one CSV at once;
+* reads the CSV if it exists. Every row carries its **provenance**: the sweep parameters, the
+  lpsched version, the git commit of the code (with ``-dirty`` for uncommitted changes) and the
+  solver versions. A row counts only when all four match the current run; rows of other
+  parameters or versions are reported by line and ignored (``strict=True`` refuses them). A line
+  that is truncated, glued to the next one, or fails the sweep's check (a non-numeric TEL, a TEL
+  below its own bound, an unknown status, ...) is reported with its line number, moved to
+  ``NAME.rejected.csv`` with the reason, and recomputed, never trusted;
+* computes the missing rows: serially in this process (``workers=1``), in ``workers`` local
+  processes, or on a Dask cluster (``scheduler=ADDRESS``, or ``"local"`` for a
+  ``distributed.LocalCluster``). Results come back to this process, the one writer, which
+  appends and flushes each row the moment it has it, so a crash or Ctrl-C loses at most the
+  tasks in flight. Parallel and serial runs give the same rows;
+* shows a progress bar (``tqdm.auto``: tasks done / to do, rows reused, ETA; the tasks in
+  flight with ``verbose``);
+* returns the rows of the current tasks only, in task order, so a table drawn from them never
+  counts rows that another run left in the file.
 
-Source: ours.
+``fresh=True`` moves an existing CSV aside (``NAME.csv.bak-TIMESTAMP``) and starts over.
+Source: ours (Dask: ``distributed`` for clusters; ``filelock`` for the folder lock).
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import csv
+import functools
+import io
 import json
+import multiprocessing
 import os
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
+from filelock import FileLock, Timeout
+from tqdm.auto import tqdm
 
-__all__ = ["Task", "Sweep", "ResultsCSV", "SweepParameterError", "run_sweep"]
+__all__ = [
+    "Task",
+    "Sweep",
+    "SweepParameterError",
+    "SweepLockedError",
+    "PROVENANCE",
+    "provenance",
+    "solver_threads",
+    "run_sweep",
+]
 
 Row = Mapping[str, Any]
+Compute = Callable[[Mapping[str, Any], list[dict[str, Any]]], Iterable[Row]]
+#: Columns every sweep CSV ends with: what the row was computed under.
+PROVENANCE = ("params", "lpsched", "commit", "solvers")
+_SOLVER_PACKAGES = ("highspy", "ortools", "pyomo", "numpy")
 
 
 class SweepParameterError(ValueError):
-    """A CSV was computed under other sweep parameters than the run asks for. Source: ours."""
+    """A CSV holds rows of other parameters or versions and the run is strict. Source: ours."""
+
+
+class SweepLockedError(BlockingIOError):
+    """Another run holds the lock of the output folder (an ``OSError``). Source: ours."""
 
 
 @dataclass(frozen=True)
@@ -66,25 +103,36 @@ class Sweep:
     Attributes
     ----------
     name : str
-        File stem: rows go to ``NAME.csv``, parameters to ``NAME.params.json``.
+        File stem: rows go to ``NAME.csv``.
     fields : sequence of str
-        All CSV columns, in order.
+        The result columns, in order (the :data:`PROVENANCE` columns are appended).
     key : sequence of str
         Columns that identify a row (a subset of ``fields``).
     tasks : sequence of Task
     compute : callable
-        ``compute(params, missing)`` yields one row (a mapping with every column of
-        ``fields``) for each key mapping in ``missing`` (the task's rows not yet in the CSV).
+        ``compute(params, missing)`` yields one row (a mapping with every column of ``fields``)
+        for each key mapping in ``missing`` (the task's rows not yet done). For parallel runs it
+        must be picklable: a module-level function, or a ``functools.partial`` of one.
     params : mapping
-        Parameters shared by every row (e.g. ``n``, ``time_limit``); JSON-serialisable.
+        Parameters shared by every row (e.g. ``n``, ``time_limit``); JSON-serialisable. Part
+        of each row's provenance.
+    types : mapping of str to callable, optional
+        Column -> parser (``int``, ``float``, ...) applied to the text of a row read back; a
+        value that does not parse rejects the row.
+    check : callable, optional
+        ``check(values) -> str or None`` on the parsed values of a row read back (unparsed
+        columns as text): the reason the row is impossible (e.g. a TEL below its own lower
+        bound), or None.
     """
 
     name: str
     fields: Sequence[str]
     key: Sequence[str]
     tasks: Sequence[Task]
-    compute: Callable[[Mapping[str, Any], list[dict[str, Any]]], Iterable[Row]]
+    compute: Compute
     params: Mapping[str, Any] = field(default_factory=dict)
+    types: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
+    check: Callable[[Mapping[str, Any]], str | None] | None = None
 
 
 def _fmt(v: Any) -> str:
@@ -93,96 +141,253 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-class ResultsCSV:
-    """An append-only CSV of results keyed by some columns.
+@functools.cache
+def _git_commit() -> str:
+    """The commit of the checkout this package runs from (``-dirty`` with changes), or ''."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head + ("-dirty" if dirty else "")
 
-    Parameters
-    ----------
-    path : path-like
-        The CSV file; created with a header if absent, read back if present.
-    fields : sequence of str
-        All columns, in order.
-    key : sequence of str
-        Columns that identify a task (a subset of ``fields``).
 
-    Raises
-    ------
-    ValueError
-        If an existing file has another header, or a line lacks a field (the message names the
-        file and the line).
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def provenance(params: Mapping[str, Any]) -> dict[str, str]:
+    """The provenance columns of a row computed now under the sweep parameters ``params``.
+
+    Returns
+    -------
+    dict
+        ``params`` (canonical JSON), ``lpsched`` (version), ``commit`` (git commit, ``-dirty``
+        with uncommitted changes, '' outside a checkout), ``solvers`` (``highspy``, ``ortools``,
+        ``pyomo`` and ``numpy`` versions). Source: ours.
     """
+    return {
+        "params": json.dumps(params, sort_keys=True, separators=(",", ":"), default=str),
+        "lpsched": _version("lpsched"),
+        "commit": _git_commit(),
+        "solvers": " ".join(f"{p}={_version(p)}" for p in _SOLVER_PACKAGES),
+    }
 
-    def __init__(self, path: str | os.PathLike[str], fields: Sequence[str], key: Sequence[str]):
-        self.path = Path(path)
-        self.fields = list(fields)
-        self.key = list(key)
-        self.rows: list[dict[str, str]] = []
-        if self.path.exists() and self.path.stat().st_size:
-            try:
-                with self.path.open(newline="", encoding="utf-8") as fh:
-                    reader = csv.DictReader(fh)
-                    if reader.fieldnames != self.fields:
-                        raise ValueError(
-                            f"{self.path}: header {reader.fieldnames} differs from "
-                            f"{self.fields}; move the file away to start a new sweep"
-                        )
-                    for row in reader:
-                        missing = [k for k in self.fields if row.get(k) is None]
-                        if missing or None in row:
-                            raise ValueError(
-                                f"{self.path}: line {reader.line_num}: "
-                                + (f"missing field '{missing[0]}'" if missing else "extra fields")
-                                + "; delete the line to recompute it"
-                            )
-                        self.rows.append(row)
-            except (UnicodeDecodeError, csv.Error) as exc:
-                raise ValueError(f"{self.path}: not a results CSV ({exc})") from None
+
+def solver_threads(workers: int = 1, scheduler: str | None = None, **_: Any) -> int | None:
+    """Threads for each solver run of a sweep, so that threads times workers never exceed the
+    local cores: None (the solver's default) when the sweep runs in this process alone, 1 on a
+    Dask cluster (each worker is one single-threaded process), else ``cores // workers``.
+
+    Source: ours. Extra keyword arguments (the other engine options) are ignored.
+    """
+    if scheduler is not None:
+        return 1
+    if workers <= 1:
+        return None
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
+def _say(message: str) -> None:
+    print(f"lpsched: {message}", file=sys.stderr, flush=True)
+
+
+def _lines(numbers: Sequence[int], limit: int = 8) -> str:
+    shown = ", ".join(str(n) for n in numbers[:limit])
+    return shown + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
+
+
+class _Results:
+    """The CSV of one sweep: read and sorted into current, stale and rejected rows; appends."""
+
+    def __init__(
+        self,
+        sweep: Sweep,
+        path: Path,
+        prov: dict[str, str],
+        strict: bool,
+        report: Callable[[str], None],
+    ):
+        self.sweep, self.path, self.prov = sweep, path, prov
+        self.header = [*sweep.fields, *PROVENANCE]
+        self.key = list(sweep.key)
+        self.done: dict[tuple[str, ...], dict[str, str]] = {}
+        if path.exists() and path.stat().st_size:
+            self._read(strict, report)
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("w", newline="") as fh:
-                csv.writer(fh).writerow(self.fields)
-        self._done = {self.key_of(r) for r in self.rows}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerow(self.header)
 
     def key_of(self, row: Row) -> tuple[str, ...]:
-        """The key of ``row`` as a tuple of strings (as stored in the file)."""
         return tuple(_fmt(row[k]) for k in self.key)
 
-    def done(self, row: Row) -> bool:
-        """True if a row with this key is already in the file."""
-        return self.key_of(row) in self._done
+    def _problem(self, row: dict[str, str]) -> str | None:
+        values: dict[str, Any] = dict(row)
+        for col, parse in self.sweep.types.items():
+            try:
+                values[col] = parse(row[col])
+            except (TypeError, ValueError):
+                return (
+                    f"field '{col}' is not a valid {getattr(parse, '__name__', 'value')}: "
+                    f"{row[col]!r}"
+                )
+        return None if self.sweep.check is None else self.sweep.check(values)
 
-    def append(self, row: Row) -> None:
-        """Write one row and flush it to disk at once."""
-        out = {k: _fmt(row[k]) for k in self.fields}
-        with self.path.open("a", newline="") as fh:
-            csv.writer(fh).writerow([out[k] for k in self.fields])
-        self.rows.append(out)
-        self._done.add(self.key_of(out))
-
-
-def _check_params(path: Path, params: Mapping[str, Any], csv_has_rows: bool) -> None:
-    """Record the sweep parameters beside the CSV, or refuse when they differ from those of
-    the rows already there."""
-    wanted = json.loads(json.dumps(params, sort_keys=True, default=str))
-    if path.exists():
+    def _read(self, strict: bool, report: Callable[[str], None]) -> None:
+        raw = self.path.read_bytes()
         try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise SweepParameterError(f"{path}: unreadable sweep parameters ({exc})") from None
-        if stored != wanted and csv_has_rows:
-            diff = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
-            detail = ", ".join(
-                f"{k}: {stored.get(k)!r} in the file, {wanted.get(k)!r} now" for k in diff
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"{self.path}: not a UTF-8 results CSV; move it away or use --fresh"
+            ) from None
+        rejected: list[tuple[int, str, str]] = []  # (line, text, reason)
+        keep_text = text
+        if not text.endswith("\n"):
+            cut = text.rfind("\n") + 1
+            line_no = text.count("\n") + 1
+            rejected.append(
+                (
+                    line_no,
+                    text[cut:],
+                    "incomplete line (the file did not end with a newline: an interrupted write)",
+                )
             )
-            raise SweepParameterError(
-                f"{path.with_suffix('').with_suffix('.csv')}: computed under other parameters "
-                f"({detail}); use another output folder or move the file away"
+            keep_text = text[:cut]
+        lines = keep_text.splitlines(keepends=True)
+        if not lines:
+            raise ValueError(f"{self.path}: no header line; move it away or use --fresh")
+        try:
+            header = next(csv.reader([lines[0]]))
+        except csv.Error as exc:
+            raise ValueError(f"{self.path}: line 1: malformed CSV header ({exc})") from None
+        if header != self.header:
+            raise ValueError(
+                f"{self.path}: header {header} differs from this sweep's columns "
+                f"{self.header}; use --fresh (the old file is kept as a backup) or "
+                "another output folder"
             )
-    path.write_text(json.dumps(wanted, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+        kept = [lines[0]]
+        stale: dict[str, list[int]] = {}
+        duplicates = 0
+        for line_no, line in enumerate(lines[1:], start=2):
+            if not line.strip():
+                kept.append(line)
+                continue
+            try:
+                cells = next(csv.reader([line]))
+            except csv.Error as exc:
+                rejected.append((line_no, line, f"malformed CSV ({exc})"))
+                continue
+            if len(cells) != len(self.header):
+                rejected.append(
+                    (
+                        line_no,
+                        line,
+                        f"{len(cells)} fields, expected {len(self.header)} (truncated or glued)",
+                    )
+                )
+                continue
+            row = dict(zip(self.header, cells, strict=True))
+            problem = self._problem(row)
+            if problem is not None:
+                rejected.append((line_no, line, problem))
+                continue
+            kept.append(line)
+            differ = [c for c in PROVENANCE if row[c] != self.prov[c]]
+            if differ:
+                what = "; ".join(f"{c} {row[c] or '-'} (now {self.prov[c] or '-'})" for c in differ)
+                stale.setdefault(what, []).append(line_no)
+                continue
+            k = self.key_of(row)
+            if k in self.done:
+                duplicates += 1
+                continue
+            self.done[k] = row
+        if stale:
+            detail = "; ".join(f"line(s) {_lines(nums)}: {what}" for what, nums in stale.items())
+            message = (
+                f"{self.path}: {sum(map(len, stale.values()))} row(s) were computed under "
+                f"other parameters or versions ({detail})"
+            )
+            if strict:
+                raise SweepParameterError(
+                    message + "; --strict refuses them (use --fresh or another output folder)"
+                )
+            report(message + "; ignored (they stay in the file)")
+        if duplicates:
+            report(
+                f"{self.path}: {duplicates} duplicate row(s) of the same key and provenance; "
+                "the first of each is used"
+            )
+        if rejected:
+            bad = self.path.with_name(self.path.stem + ".rejected.csv")
+            new = not bad.exists()
+            with bad.open("a", newline="", encoding="utf-8") as fh:
+                w = csv.writer(fh)
+                if new:
+                    w.writerow(["line", "reason", "text"])
+                for line_no, line, reason in rejected:
+                    w.writerow([line_no, reason, line.rstrip("\r\n")])
+            for line_no, _, reason in rejected:
+                report(f"{self.path}: line {line_no}: {reason}; moved to {bad.name} and recomputed")
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(kept), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+    def append(self, row: Row) -> dict[str, str]:
+        lacking = [k for k in self.sweep.fields if k not in row]
+        if lacking:
+            raise ValueError(f"{self.sweep.name}: a computed row lacks column(s) {lacking}")
+        out = {k: _fmt(row[k]) for k in self.sweep.fields} | self.prov
+        buf = io.StringIO()
+        csv.writer(buf).writerow([out[k] for k in self.header])
+        with self.path.open("a", newline="", encoding="utf-8") as fh:
+            fh.write(buf.getvalue())
+            fh.flush()
+        self.done[self.key_of(out)] = out
+        return out
+
+
+def _compute_all(
+    compute: Compute, params: Mapping[str, Any], missing: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One task's rows as a list (what a worker process sends back)."""
+    return [dict(r) for r in compute(params, missing)]
+
+
+def _label(params: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in params.items())
 
 
 def run_sweep(
-    sweep: Sweep, out_dir: str | os.PathLike[str], *, progress: bool = True
+    sweep: Sweep,
+    out_dir: str | os.PathLike[str],
+    *,
+    workers: int = 1,
+    scheduler: str | None = None,
+    strict: bool = False,
+    fresh: bool = False,
+    progress: bool = True,
+    verbose: bool = False,
+    report: Callable[[str], None] | None = None,
 ) -> list[dict[str, str]]:
     """Compute every row of ``sweep`` not yet in ``out_dir/NAME.csv``; write each at once.
 
@@ -190,39 +395,167 @@ def run_sweep(
     ----------
     sweep : Sweep
     out_dir : path-like
-        Folder of the CSV and its parameter file (created if needed).
+        Folder of the CSV (created if needed).
+    workers : int, default 1
+        1: compute in this process. More: that many local processes, or Dask workers of a
+        ``LocalCluster`` with ``scheduler="local"``.
+    scheduler : str, optional
+        A Dask scheduler address (``tcp://HOST:PORT``) to send the tasks to, or ``"local"``
+        for a ``distributed.LocalCluster`` of ``workers`` single-threaded processes. Needs the
+        ``cluster`` extra (``pip install "lpsched[cluster]"``).
+    strict : bool, default False
+        Refuse (:class:`SweepParameterError`) a CSV that holds rows of other parameters or
+        versions, instead of ignoring them.
+    fresh : bool, default False
+        Move an existing CSV aside (``NAME.csv.bak-TIMESTAMP``) and start over.
     progress : bool, default True
-        Progress bar on standard error (tasks done / to do).
+        Progress bar on standard error.
+    verbose : bool, default False
+        Also name each task as it starts and ends.
+    report : callable, optional
+        Receives each message (reused rows, ignored and rejected lines); default: standard
+        error.
 
     Returns
     -------
     list of dict
-        The rows of the current tasks (old and new, values as strings), in file order.
+        The rows of the current tasks (values as strings, provenance columns included), in the
+        order of ``sweep.tasks``.
 
     Raises
     ------
+    SweepLockedError
+        Another run holds the folder's lock.
     SweepParameterError
-        The CSV holds rows computed under other sweep parameters.
+        ``strict`` and the CSV holds rows of other parameters or versions.
     ValueError
-        A malformed CSV (see :class:`ResultsCSV`), or a computed row that lacks a column.
+        A CSV with other columns, or a computed row that lacks a column.
+    ImportError
+        ``scheduler`` given without the ``cluster`` extra installed.
     """
+    say = report or _say
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    results = ResultsCSV(out / f"{sweep.name}.csv", sweep.fields, sweep.key)
-    _check_params(out / f"{sweep.name}.params.json", sweep.params, bool(results.rows))
-    todo = []
-    wanted: set[tuple[str, ...]] = set()
-    for task in sweep.tasks:
-        keys = task.keys()
-        wanted.update(results.key_of(k) for k in keys)
-        missing = [k for k in keys if not results.done(k)]
-        if missing:
-            todo.append((task, missing))
-    bar = tqdm(todo, desc=sweep.name, disable=not progress, file=sys.stderr, leave=False)
-    for task, missing in bar:
-        for row in sweep.compute(task.params, missing):
-            lacking = [k for k in sweep.fields if k not in row]
-            if lacking:
-                raise ValueError(f"{sweep.name}: a computed row lacks column(s) {lacking}")
-            results.append(row)
-    return [r for r in results.rows if results.key_of(r) in wanted]
+    path = out / f"{sweep.name}.csv"
+    lock = FileLock(str(out / ".lpsched.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise SweepLockedError(
+            f"{out}: another lpsched run is writing here (lock "
+            f"{lock.lock_file}); wait for it or use another --out"
+        ) from None
+    try:
+        if fresh and path.exists():
+            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+            os.replace(path, backup)
+            say(f"{path}: moved the old results to {backup.name} (--fresh)")
+        results = _Results(sweep, path, provenance(sweep.params), strict, say)
+        order: list[tuple[str, ...]] = []
+        todo: list[tuple[Task, list[dict[str, Any]]]] = []
+        for task in sweep.tasks:
+            keys = task.keys()
+            order += [results.key_of(k) for k in keys]
+            missing = [k for k in keys if results.key_of(k) not in results.done]
+            if missing:
+                todo.append((task, missing))
+        reused = sum(1 for k in order if k in results.done)
+        if reused:
+            say(f"{path}: reused {reused} of {len(order)} row(s) already computed")
+        others = len(set(results.done) - set(order))
+        if others:
+            say(f"{path}: {others} row(s) in the file belong to tasks outside this run (other "
+                "seeds, sizes or settings); left out of the table")
+        bar = tqdm(
+            total=len(todo),
+            desc=sweep.name,
+            disable=not progress,
+            file=sys.stderr,
+            leave=False,
+            unit="task",
+        )
+        bar.set_postfix(reused=reused)
+        try:
+            if scheduler is not None:
+                _run_dask(sweep, todo, results, scheduler, workers, bar, verbose, say)
+            elif workers > 1 and len(todo) > 1:
+                _run_processes(sweep, todo, results, workers, bar, verbose, say)
+            else:
+                for task, missing in todo:
+                    if verbose:
+                        say(f"{sweep.name}: computing {_label(task.params)}")
+                    for row in sweep.compute(task.params, missing):
+                        results.append(row)
+                    bar.update()
+        finally:
+            bar.close()
+        return [results.done[k] for k in order if k in results.done]
+    finally:
+        lock.release()
+
+
+def _run_processes(
+    sweep: Sweep,
+    todo,
+    results: _Results,
+    workers: int,
+    bar,
+    verbose: bool,
+    say: Callable[[str], None],
+) -> None:
+    ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    try:
+        futures = {pool.submit(_compute_all, sweep.compute, t.params, m): t for t, m in todo}
+        for fut in cf.as_completed(futures):
+            for row in fut.result():
+                results.append(row)
+            if verbose:
+                say(f"{sweep.name}: done {_label(futures[fut].params)}")
+            bar.update()
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+def _run_dask(
+    sweep: Sweep,
+    todo,
+    results: _Results,
+    scheduler: str,
+    workers: int,
+    bar,
+    verbose: bool,
+    say: Callable[[str], None],
+) -> None:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ImportError(
+            "a Dask scheduler needs the 'distributed' package: pip install \"lpsched[cluster]\""
+        ) from None
+    cluster = None
+    if scheduler == "local":
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        futures = {
+            client.submit(_compute_all, sweep.compute, t.params, m, pure=False): t for t, m in todo
+        }
+        for fut in as_completed(list(futures)):
+            for row in fut.result():
+                results.append(row)
+            if verbose:
+                say(f"{sweep.name}: done {_label(futures[fut].params)}")
+            bar.update()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -8,7 +8,7 @@ Source: ours.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ def family_sweep(
     memories: Sequence[int] = (16, 64, 256, 1024, 4096, 16384),
     families: Sequence[str] = ("fcfs", "mcsf", "size"),
     policies: Sequence[str] = ("fcfs", "mcsf", "size", "sorted-f"),
-    progress: bool = True,
+    **engine: Any,
 ) -> list[dict[str, str]]:
     """TEL of every policy on every adversarial family instance, against the good schedule.
 
@@ -50,8 +50,8 @@ def family_sweep(
         Names of :data:`lpsched.generators.families.FAMILIES`.
     policies : sequence of str
         Registry names. Sorted-F runs its ``dp`` Phase 1 up to 40 requests, ``swap`` above.
-    progress : bool
-        Progress bar.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
     Returns
     -------
@@ -68,31 +68,51 @@ def family_sweep(
     Source: ours (families in :mod:`lpsched.generators.families`).
     """
 
-    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
-        inst = family_instance(params["family"], params["memory"])
-        good = family_good_schedule(inst).tel
-        closed_h, closed_g = family_tels(params["family"], params["memory"])
-        assert good == closed_g
-        for key in missing:
-            policy = key["policy"]
-            solver = "dp" if inst.n <= 40 else "swap"
-            tel = run_policy(inst, policy, solver=solver).check().tel
-            own = policy == FAMILIES[params["family"]].policy
-            if own:
-                assert tel == closed_h, (params, tel, closed_h)
-            yield {
-                **key,
-                "n": inst.n,
-                "tel": tel,
-                "good_tel": good,
-                "ratio": tel / good,
-                "closed_form": closed_h if own else "",
-            }
-
     rows = tuple({"policy": p} for p in policies)
     tasks = [Task({"family": fam, "memory": M}, rows) for fam in families for M in memories]
-    sweep = Sweep(NAME, FAMILY_FIELDS, ["family", "memory", "policy"], tasks, compute)
-    return run_sweep(sweep, out_dir, progress=progress)
+    sweep = Sweep(
+        NAME,
+        FAMILY_FIELDS,
+        ["family", "memory", "policy"],
+        tasks,
+        _family_rows,
+        types={"memory": int, "n": int, "tel": int, "good_tel": int, "ratio": float},
+        check=_check_row,
+    )
+    return run_sweep(sweep, out_dir, **engine)
+
+
+def _family_rows(
+    params: Mapping[str, Any], missing: list[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """One family instance: every missing policy, checked against the closed forms."""
+    inst = family_instance(params["family"], params["memory"])
+    good = family_good_schedule(inst).tel
+    closed_h, closed_g = family_tels(params["family"], params["memory"])
+    assert good == closed_g
+    for key in missing:
+        policy = key["policy"]
+        solver = "dp" if inst.n <= 40 else "swap"
+        tel = run_policy(inst, policy, solver=solver).check().tel
+        own = policy == FAMILIES[params["family"]].policy
+        if own:
+            assert tel == closed_h, (params, tel, closed_h)
+        yield {
+            **key,
+            "n": inst.n,
+            "tel": tel,
+            "good_tel": good,
+            "ratio": tel / good,
+            "closed_form": closed_h if own else "",
+        }
+
+
+def _check_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must agree with the closed form of its family (SPEC-free arithmetic)."""
+    closed_h, closed_g = family_tels(v["family"], v["memory"])
+    if v["good_tel"] != closed_g or abs(v["ratio"] - v["tel"] / v["good_tel"]) > 1e-4:
+        return f"good TEL {v['good_tel']} or ratio {v['ratio']} disagrees with the closed form"
+    return None
 
 
 def _family_table(rows: Sequence[Mapping[str, str]]) -> str:
@@ -114,7 +134,7 @@ def run(
     *,
     memories: Sequence[int] = (16, 64, 256, 1024, 4096, 16384),
     plot: bool = True,
-    progress: bool = True,
+    **engine: Any,
 ) -> str:
     """Reproduction ``families``: the baselines' ratios grow like ``sqrt(M)``, Sorted-F's stay 1.
 
@@ -128,8 +148,8 @@ def run(
         ``10^6``.
     plot : bool
         Write the PNG.
-    progress : bool
-        Progress bar.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
     Returns
     -------
@@ -138,7 +158,7 @@ def run(
         the closed forms. Source: ours (:mod:`lpsched.generators.families`).
     """
     out = Path(out_dir)
-    rows = family_sweep(out, memories=memories, progress=progress)
+    rows = family_sweep(out, memories=memories, **engine)
     text = (
         "TEL(policy) / TEL(good schedule) on the adversarial families (executor runs):\n\n"
         + _family_table(rows)

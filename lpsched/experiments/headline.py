@@ -9,7 +9,8 @@ ratios to Sorted-F. :func:`policy_comparison` and :func:`ratio_table` serve the
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,7 @@ def policy_comparison(
     policies: Sequence[str] = HEADLINE_POLICIES,
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "swap",
-    progress: bool = True,
+    **engine: Any,
 ) -> list[dict[str, str]]:
     """Mean latency of ``policies`` on every (source, M, seed); one CSV row per policy run.
 
@@ -111,6 +112,9 @@ def policy_comparison(
         Folder of the public traces, for the source ``traces``.
     solver : str
         Sorted-F Phase-1 solver.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep` (``workers``, ``scheduler``,
+        ``strict``, ``fresh``, ``progress``, ``verbose``).
 
     Returns
     -------
@@ -124,18 +128,6 @@ def policy_comparison(
             raise ValueError("the source 'traces' needs trace_dir (e.g. ../shared/traces)")
         tdir = require_files(trace_dir, list(TRACE_FILES.values()))
 
-    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
-        inst = _comparison_instance(params["source"], params["seed"], n, params["memory"], tdir)
-        for key in missing:
-            sched = run_policy(inst, key["policy"], solver=solver).check()
-            yield {
-                **key,
-                "n": n,
-                "tel": sched.tel,
-                "mean_latency": sched.mean_latency,
-                "runtime_s": sched.info["runtime_s"],
-            }
-
     rows = tuple({"policy": p} for p in policies)
     tasks = [
         Task({"source": src, "memory": memory, "seed": seed}, rows)
@@ -148,10 +140,43 @@ def policy_comparison(
         COMPARISON_FIELDS,
         ["source", "memory", "seed", "policy"],
         tasks,
-        compute,
+        partial(_compare, n=n, solver=solver, trace_dir=tdir),
         params={"n": n, "solver": solver},
+        types={"n": int, "tel": int, "mean_latency": float},
+        check=_check_row,
     )
-    return run_sweep(sweep, out_dir, progress=progress)
+    return run_sweep(sweep, out_dir, **engine)
+
+
+def _compare(
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    *,
+    n: int,
+    solver: str,
+    trace_dir: Path | None,
+) -> Iterator[dict[str, Any]]:
+    """The rows of one (source, M, seed): every missing policy on one instance."""
+    inst = _comparison_instance(params["source"], params["seed"], n, params["memory"], trace_dir)
+    for key in missing:
+        sched = run_policy(inst, key["policy"], solver=solver).check()
+        yield {
+            **key,
+            "n": n,
+            "tel": sched.tel,
+            "mean_latency": sched.mean_latency,
+            "runtime_s": sched.info["runtime_s"],
+        }
+
+
+def _check_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must be possible: ``n >= 1``, ``TEL >= n`` (every latency is at least
+    one round) and ``mean_latency = TEL / n``."""
+    if v["n"] < 1 or v["tel"] < v["n"]:
+        return f"TEL {v['tel']} is impossible for n = {v['n']} requests"
+    if abs(v["mean_latency"] - v["tel"] / v["n"]) > 1e-4 * max(1.0, v["mean_latency"]):
+        return f"mean_latency {v['mean_latency']} is not TEL / n = {v['tel'] / v['n']:.6g}"
+    return None
 
 
 def ratio_table(
@@ -193,7 +218,7 @@ def run(
     memory: int = 16492,
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "swap",
-    progress: bool = True,
+    **engine: Any,
 ) -> str:
     """The paper's headline comparison (arXiv 2508.06133, section 6): mean latency of FCFS,
     MC-SF, size priority and Sorted-F on the 80/20 conversation/summarization mix.
@@ -213,6 +238,8 @@ def run(
         (the shipped tables).
     solver : str
         Sorted-F Phase-1 solver (the paper used ``swap`` at n = 2000).
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
     Returns
     -------
@@ -230,7 +257,7 @@ def run(
         n=n,
         trace_dir=trace_dir,
         solver=solver,
-        progress=progress,
+        **engine,
     )
     table = ratio_table(
         rows, ("source",), paper={"FCFS / Sorted-F": "4.87", "MC-SF / Sorted-F": "2.09"}

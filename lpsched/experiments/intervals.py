@@ -7,8 +7,10 @@ of arXiv 2508.14544, section 5.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +68,7 @@ def run(
     memory: int = 16492,
     workload: str = "mix-80-20",
     solver: str = "swap",
-    progress: bool = True,
+    **engine: Any,
 ) -> str:
     """TEL against prediction-interval width for A_max, A_min, Sorted-F+Amin (SPEC section 6).
 
@@ -83,8 +85,8 @@ def run(
         Workload spec (:func:`~lpsched.generators.workloads.generate`), offline (all ``a_i = 0``).
     solver : str
         Phase-1 solver of Sorted-F+Amin and of hindsight Sorted-F.
-    progress : bool
-        Progress bar on standard error.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
     Returns
     -------
@@ -100,7 +102,6 @@ def run(
     power-of-two bins, no information). Source: ours, after arXiv 2508.14544, section 5.
     """
     out = Path(out_dir)
-    specs = {label: spec for label, spec, _ in INTERVAL_SETTINGS}
     tasks = []
     for seed in seeds:
         tasks.append(
@@ -108,43 +109,24 @@ def run(
         )
         for label, _, _ in INTERVAL_SETTINGS:
             tasks.append(Task({"interval": label, "seed": seed}, _policy_rows(INTERVAL_POLICIES)))
-    cache: dict[int, Instance] = {}
-
-    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
-        seed = params["seed"]
-        if seed not in cache:
-            cache.clear()
-            cache[seed] = generate(workload, n, memory, seed=seed)
-        inst = cache[seed]
-        if params["interval"] == "hindsight":
-            run_inst, width = inst, 0.0
-        else:
-            run_inst = from_spec(inst, specs[params["interval"]], seed=seed)
-            assert run_inst.decode_lo is not None and run_inst.decode_hi is not None
-            width = float(np.mean(run_inst.decode_hi - run_inst.decode_lo))
-        for key in missing:
-            sched = run_policy(run_inst, key["policy"], solver=solver).check()
-            yield {
-                **key,
-                "n": n,
-                "memory": memory,
-                "mean_width": width,
-                "tel": sched.tel,
-                "mean_latency": sched.mean_latency,
-                "evictions": sched.evictions,
-                "wasted_tokens": sched.wasted_tokens,
-                "runtime_s": sched.info["runtime_s"],
-            }
-
     sweep = Sweep(
         NAME,
         INTERVAL_FIELDS,
         ["interval", "seed", "policy"],
         tasks,
-        compute,
+        partial(_setting_rows, workload=workload, n=n, memory=memory, solver=solver),
         params={"n": n, "memory": memory, "workload": workload, "solver": solver},
+        types={
+            "n": int,
+            "tel": int,
+            "mean_latency": float,
+            "evictions": int,
+            "wasted_tokens": int,
+            "mean_width": float,
+        },
+        check=_check_row,
     )
-    rows = run_sweep(sweep, out, progress=progress)
+    rows = run_sweep(sweep, out, **engine)
     table = write_report(out, NAME, _interval_table(rows, n))
     mean = mean_by(rows, ("interval", "policy"), "mean_latency")
     series = {}
@@ -171,6 +153,55 @@ def run(
     )
     save_figure(fig, out / "intervals.png", dpi=120)
     return table
+
+
+@functools.lru_cache(maxsize=2)
+def _instance(workload: str, n: int, memory: int, seed: int) -> Instance:
+    return generate(workload, n, memory, seed=seed)
+
+
+def _setting_rows(
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    *,
+    workload: str,
+    n: int,
+    memory: int,
+    solver: str,
+) -> Iterator[dict[str, Any]]:
+    """One interval setting on one instance: every missing policy."""
+    seed = params["seed"]
+    inst = _instance(workload, n, memory, seed)
+    if params["interval"] == "hindsight":
+        run_inst, width = inst, 0.0
+    else:
+        spec = {label: spec for label, spec, _ in INTERVAL_SETTINGS}[params["interval"]]
+        run_inst = from_spec(inst, spec, seed=seed)
+        assert run_inst.decode_lo is not None and run_inst.decode_hi is not None
+        width = float(np.mean(run_inst.decode_hi - run_inst.decode_lo))
+    for key in missing:
+        sched = run_policy(run_inst, key["policy"], solver=solver).check()
+        yield {
+            **key,
+            "n": n,
+            "memory": memory,
+            "mean_width": width,
+            "tel": sched.tel,
+            "mean_latency": sched.mean_latency,
+            "evictions": sched.evictions,
+            "wasted_tokens": sched.wasted_tokens,
+            "runtime_s": sched.info["runtime_s"],
+        }
+
+
+def _check_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must be possible: ``TEL >= n``, ``mean_latency = TEL / n``, and no
+    negative eviction count, wasted tokens or width."""
+    if v["tel"] < v["n"] or min(v["evictions"], v["wasted_tokens"], v["mean_width"]) < 0:
+        return f"TEL {v['tel']}, evictions or widths impossible for n = {v['n']}"
+    if abs(v["mean_latency"] - v["tel"] / v["n"]) > 1e-4 * max(1.0, v["mean_latency"]):
+        return f"mean_latency {v['mean_latency']} is not TEL / n"
+    return None
 
 
 def _policy_rows(policies: Sequence[str]) -> tuple[dict[str, str], ...]:

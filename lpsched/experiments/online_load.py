@@ -7,7 +7,8 @@ Source: ours (SPEC section 5).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,7 @@ def run(
     loads: Sequence[float] = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0),
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "auto",
-    progress: bool = True,
+    **engine: Any,
 ) -> str:
     """Online FCFS, MC-SF and receding-horizon Sorted-F from light load to overload.
 
@@ -104,8 +105,8 @@ def run(
         implied round duration is reported in ms). Skipped when ``None``.
     solver : str
         Phase-1 solver of receding-horizon Sorted-F (``auto``: quantile for ``n >= 1000``).
-    progress : bool
-        Progress bar on standard error.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
     Returns
     -------
@@ -130,43 +131,24 @@ def run(
         for seed in seeds
     ]
 
-    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
-        inst, rate, round_ms = _online_instance(
-            params["source"], float(params["load"]), params["seed"], n, memory, tdir
-        )
-        for key in missing:
-            sched = run_policy(inst, key["policy"], solver=solver).check()
-            st = latency_stats(sched)
-            yield {
-                **key,
-                "n": n,
-                "memory": memory,
-                "rate": rate,
-                "round_ms": round_ms,
-                **{
-                    k: st[k]
-                    for k in (
-                        "mean_latency",
-                        "p50_latency",
-                        "p90_latency",
-                        "p99_latency",
-                        "throughput",
-                        "makespan",
-                    )
-                },
-                "replans": sched.info.get("replans", "-"),
-                "runtime_s": sched.info["runtime_s"],
-            }
-
     sweep = Sweep(
         NAME,
         ONLINE_FIELDS,
         ["source", "load", "seed", "policy"],
         tasks,
-        compute,
+        partial(_load_rows, n=n, memory=memory, solver=solver, trace_dir=tdir),
         params={"n": n, "memory": memory, "solver": solver},
+        types={
+            "n": int,
+            "mean_latency": float,
+            "p50_latency": float,
+            "p99_latency": float,
+            "makespan": int,
+            "throughput": float,
+        },
+        check=_check_row,
     )
-    done = run_sweep(sweep, out, progress=progress)
+    done = run_sweep(sweep, out, **engine)
     parts = []
     for src in sources:
         sel = [r for r in done if r["source"] == src]
@@ -174,6 +156,54 @@ def run(
             parts.append(_online_table(sel, src, n))
             save_figure(_online_figure(sel, src), out / f"online-load-{src}.png", dpi=120)
     return write_report(out, NAME, "\n\n".join(parts))
+
+
+def _load_rows(
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    *,
+    n: int,
+    memory: int,
+    solver: str,
+    trace_dir: Path | None,
+) -> Iterator[dict[str, Any]]:
+    """One (source, load, seed): every missing online policy on one arrival sequence."""
+    inst, rate, round_ms = _online_instance(
+        params["source"], float(params["load"]), params["seed"], n, memory, trace_dir
+    )
+    for key in missing:
+        sched = run_policy(inst, key["policy"], solver=solver).check()
+        st = latency_stats(sched)
+        yield {
+            **key,
+            "n": n,
+            "memory": memory,
+            "rate": rate,
+            "round_ms": round_ms,
+            **{
+                k: st[k]
+                for k in (
+                    "mean_latency",
+                    "p50_latency",
+                    "p90_latency",
+                    "p99_latency",
+                    "throughput",
+                    "makespan",
+                )
+            },
+            "replans": sched.info.get("replans", "-"),
+            "runtime_s": sched.info["runtime_s"],
+        }
+
+
+def _check_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must be possible: latencies at least one round, ordered
+    ``p50 <= p99``, a positive throughput and makespan."""
+    if not (1 <= v["p50_latency"] <= v["p99_latency"] and v["mean_latency"] >= 1):
+        return "latencies below one round or p50 above p99"
+    if v["throughput"] <= 0 or v["makespan"] < 1:
+        return "a non-positive throughput or makespan"
+    return None
 
 
 def _online_table(rows, src: str, n: int) -> str:

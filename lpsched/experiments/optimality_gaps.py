@@ -15,15 +15,17 @@ row keeps the status, best TEL and bound, and the ratio to the optimum is left o
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from ..generators.small import EXACT_WORKLOADS
 from ..policies.registry import run_policy
+from ..solvers.result import SolveStatus
 from ..solvers.solve import lp_bound, solve_exact
-from .engine import Sweep, Task, run_sweep
+from .engine import Sweep, Task, run_sweep, solver_threads
 from .tables import markdown_table, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "GAP_POLICIES", "run", "gap_table"]
@@ -60,7 +62,7 @@ def run(
     sizes: Sequence[int] = DEFAULT_SIZES,
     workloads: Sequence[str] = ("scaled-mix", "uniform-small"),
     time_limit: float = 60.0,
-    progress: bool = True,
+    **engine: Any,
 ) -> str:
     """Reproduce the optimality-gap table (CSV + Markdown in ``out_dir``).
 
@@ -77,9 +79,12 @@ def run(
         Names of :data:`lpsched.generators.small.EXACT_WORKLOADS`; ``M`` is 50 tokens for
         ``scaled-mix`` and 30 for ``uniform-small``.
     time_limit : float
-        Seconds for each MIP (HiGHS, 2 threads); a stop is reported as ``time-limit``.
-    progress : bool
-        Progress bar on standard error.
+        Seconds for each MIP (HiGHS); a stop is reported as ``time-limit``. HiGHS gets
+        :func:`~lpsched.experiments.engine.solver_threads` threads, so that threads times
+        workers never exceed the cores.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep` (``workers``, ``scheduler``,
+        ``strict``, ``fresh``, ``progress``, ``verbose``).
 
     Returns
     -------
@@ -95,26 +100,6 @@ def run(
         if w not in EXACT_WORKLOADS:
             raise KeyError(f"unknown small workload {w!r}; known: {', '.join(EXACT_WORKLOADS)}")
 
-    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
-        w, n, seed = params["workload"], params["n"], params["seed"]
-        memory = DEFAULT_MEMORY[w]
-        inst = EXACT_WORKLOADS[w](n, seed, memory)
-        res = solve_exact(inst, "highs", time_limit=time_limit)
-        lp = lp_bound(inst)
-        for key in missing:
-            sched = run_policy(inst, key["policy"], solver="dp").check()
-            yield {
-                **key,
-                "memory": memory,
-                "status": str(res.status),
-                "optimum": res.objective,
-                "mip_bound": res.bound,
-                "lp_bound": lp.bound,
-                "mip_s": res.runtime_s,
-                "lp_s": lp.runtime_s,
-                "tel": sched.tel,
-            }
-
     rows = tuple({"policy": p} for p in GAP_POLICIES)
     tasks = [
         Task({"workload": w, "n": n, "seed": seed}, rows)
@@ -127,10 +112,74 @@ def run(
         FIELDS,
         ["workload", "n", "seed", "policy"],
         tasks,
-        compute,
+        partial(_instance_rows, time_limit=time_limit, threads=solver_threads(**engine)),
         params={"time_limit": time_limit},
+        types={
+            "n": int,
+            "memory": int,
+            "optimum": _optional_int,
+            "mip_bound": float,
+            "lp_bound": float,
+            "tel": int,
+        },
+        check=_check_row,
     )
-    return write_report(out_dir, NAME, gap_table(run_sweep(sweep, out_dir, progress=progress)))
+    return write_report(out_dir, NAME, gap_table(run_sweep(sweep, out_dir, **engine)))
+
+
+def _instance_rows(
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    *,
+    time_limit: float,
+    threads: int | None,
+) -> Iterator[dict[str, Any]]:
+    """One instance: the MIP, the LP bound and every missing policy."""
+    w, n, seed = params["workload"], params["n"], params["seed"]
+    memory = DEFAULT_MEMORY[w]
+    inst = EXACT_WORKLOADS[w](n, seed, memory)
+    res = solve_exact(inst, "highs", time_limit=time_limit, threads=threads)
+    lp = lp_bound(inst)
+    for key in missing:
+        sched = run_policy(inst, key["policy"], solver="dp").check()
+        yield {
+            **key,
+            "memory": memory,
+            "status": str(res.status),
+            "optimum": res.objective,
+            "mip_bound": res.bound,
+            "lp_bound": lp.bound,
+            "mip_s": res.runtime_s,
+            "lp_s": lp.runtime_s,
+            "tel": sched.tel,
+        }
+
+
+def _optional_int(text: str) -> int | None:
+    return None if text == "None" else int(text)
+
+
+_STATUSES = {s.value for s in SolveStatus}
+_EPS = 1e-6
+
+
+def _check_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must be possible: a known status; every TEL at least both lower bounds
+    (the LP relaxation's and the MIP's) and at least ``n``; a proven optimum equal to its
+    bound and at most every policy's TEL."""
+    if v["status"] not in _STATUSES:
+        return f"status {v['status']!r} is not one of {', '.join(sorted(_STATUSES))}"
+    if v["lp_bound"] < v["n"] - _EPS or v["mip_bound"] < v["n"] - _EPS:
+        return f"a lower bound below n = {v['n']} (every latency is at least one round)"
+    for bound in ("lp_bound", "mip_bound"):
+        if v["tel"] < v[bound] - _EPS:
+            return f"TEL {v['tel']} is below its own {bound} {v[bound]}"
+    if v["status"] == "optimal":
+        if v["optimum"] is None or abs(v["optimum"] - v["mip_bound"]) > _EPS:
+            return f"optimum {v['optimum']} disagrees with its proven bound {v['mip_bound']}"
+        if v["tel"] < v["optimum"]:
+            return f"TEL {v['tel']} is below the proven optimum {v['optimum']}"
+    return None
 
 
 def gap_table(rows: Sequence[Mapping[str, str]]) -> str:

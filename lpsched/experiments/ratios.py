@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from ..policies.registry import parse_policy, run_policy
 from ..solvers.cache import OptimumCache
 from ..solvers.solve import lp_bound
 from .adversarial import search_row
-from .engine import Sweep, Task, run_sweep
+from .engine import Sweep, Task, run_sweep, solver_threads
 from .tables import markdown_table, write_report
 
 __all__ = [
@@ -82,7 +83,7 @@ def ratio_sweep(
     policies: Sequence[str] = RATIO_POLICIES,
     solver: str = "highs",
     time_limit: float = 30.0,
-    progress: bool = True,
+    **engine: Any,
 ) -> list[dict[str, str]]:
     """Empirical ratios ``TEL(policy) / OPT`` and ``TEL(policy) / LP`` on small instances.
 
@@ -106,8 +107,9 @@ def ratio_sweep(
         Exact back end.
     time_limit : float
         Seconds per exact solve.
-    progress : bool
-        Progress bar on standard error.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep` (``workers``, ``scheduler``,
+        ``strict``, ``fresh``, ``progress``, ``verbose``).
 
     Returns
     -------
@@ -123,30 +125,6 @@ def ratio_sweep(
     pols = list(policies)
     for p in pols:
         parse_policy(p)  # an unknown name fails here, before any solve
-    cache = OptimumCache(solver, time_limit)
-
-    def compute(params: Mapping[str, Any], missing: list[dict[str, Any]]):
-        inst = small_instance(
-            params["workload"], params["n"], params["memory"], seed=params["seed"]
-        )
-        t0 = time.perf_counter()
-        opt, bound, optimal = cache.get(inst)
-        exact_s = time.perf_counter() - t0
-        lp = lp_bound(inst).bound
-        for key in missing:
-            tel = run_policy(inst, key["policy"]).check().tel
-            yield {
-                **key,
-                "tel": tel,
-                "opt": opt,
-                "opt_status": "optimal" if optimal else "best-known",
-                "lower_bound": bound,
-                "lp_bound": lp,
-                "ratio_opt": tel / opt,
-                "ratio_lp": tel / lp,
-                "exact_s": exact_s,
-            }
-
     rows = tuple({"policy": p} for p in pols)
     tasks = [
         Task({"workload": w, "n": n, "memory": M, "seed": seed}, rows)
@@ -160,10 +138,73 @@ def ratio_sweep(
         RATIO_FIELDS,
         ["workload", "n", "memory", "seed", "policy"],
         tasks,
-        compute,
+        partial(
+            _instance_rows, solver=solver, time_limit=time_limit, threads=solver_threads(**engine)
+        ),
         params={"solver": solver, "time_limit": time_limit},
+        types={
+            "n": int,
+            "memory": int,
+            "tel": int,
+            "opt": int,
+            "lower_bound": float,
+            "lp_bound": float,
+            "ratio_opt": float,
+            "ratio_lp": float,
+        },
+        check=_check_row,
     )
-    return run_sweep(sweep, out_dir, progress=progress)
+    return run_sweep(sweep, out_dir, **engine)
+
+
+def _instance_rows(
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    *,
+    solver: str,
+    time_limit: float,
+    threads: int | None,
+) -> Iterator[dict[str, Any]]:
+    """One small instance: its optimum, its LP bound and every missing policy's ratios."""
+    inst = small_instance(params["workload"], params["n"], params["memory"], seed=params["seed"])
+    t0 = time.perf_counter()
+    opt, bound, optimal = OptimumCache(solver, time_limit, threads=threads).get(inst)
+    exact_s = time.perf_counter() - t0
+    lp = lp_bound(inst).bound
+    for key in missing:
+        tel = run_policy(inst, key["policy"]).check().tel
+        yield {
+            **key,
+            "tel": tel,
+            "opt": opt,
+            "opt_status": "optimal" if optimal else "best-known",
+            "lower_bound": bound,
+            "lp_bound": lp,
+            "ratio_opt": tel / opt,
+            "ratio_lp": tel / lp,
+            "exact_s": exact_s,
+        }
+
+
+_EPS = 1e-6
+
+
+def _check_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must be possible: a known status; ``TEL >= OPT >= lower bound``,
+    ``TEL >= LP bound > 0``, and the two ratios equal to what the row's own values give."""
+    if v["opt_status"] not in ("optimal", "best-known"):
+        return f"opt_status {v['opt_status']!r} is not 'optimal' or 'best-known'"
+    if not (v["tel"] >= v["opt"] >= v["lower_bound"] - _EPS and v["lp_bound"] > 0):
+        return (
+            f"TEL {v['tel']} >= OPT {v['opt']} >= bound {v['lower_bound']} and LP bound "
+            f"{v['lp_bound']} > 0 do not all hold"
+        )
+    if v["tel"] < v["lp_bound"] - _EPS:
+        return f"TEL {v['tel']} is below its LP bound {v['lp_bound']}"
+    for col, den in (("ratio_opt", v["opt"]), ("ratio_lp", v["lp_bound"])):
+        if abs(v[col] - v["tel"] / den) > 1e-4 * v[col]:
+            return f"{col} {v[col]} is not TEL / {den} = {v['tel'] / den:.6g}"
+    return None
 
 
 def ratio_summary(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -220,7 +261,7 @@ def run(
     time_limit: float = 30.0,
     save_to: str | os.PathLike[str] | None = None,
     plot: bool = True,
-    progress: bool = True,
+    **engine: Any,
 ) -> str:
     """Reproduction ``ratios``: empirical ratios on small instances against the bound 48.
 
@@ -239,8 +280,8 @@ def run(
         Also copy the worst instance there (e.g. ``instances/adversarial``).
     plot : bool
         Write the PNG (ratio distribution per policy, log scale, line at 48).
-    progress : bool
-        Progress bar.
+    **engine
+        Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
     Returns
     -------
@@ -258,7 +299,7 @@ def run(
         policies=policies,
         solver=solver,
         time_limit=time_limit,
-        progress=progress,
+        **engine,
     )
     parts = [
         f"TEL(policy) / OPT on {len(rows) // max(1, len(policies))} small "
@@ -275,7 +316,7 @@ def run(
             solver=solver,
             time_limit=min(time_limit, 10.0),
             save_to=save_to,
-            progress=progress,
+            **engine,
         )
         worst = {"sorted-f": float(r["ratio"])}
         parts.append(

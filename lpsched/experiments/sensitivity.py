@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from .headline import HEADLINE_RATIOS, policy_comparison, ratio_table
 from .tables import write_report
@@ -30,7 +31,7 @@ def run(
         "code:0.8,summarization:0.2",
     ),
     solver: str = "swap",
-    progress: bool = True,
+    **engine: Any,
 ) -> str:
     """How the headline ratios move with the conversation workload and the budget ``M``.
 
@@ -46,7 +47,7 @@ def run(
         n=n,
         policies=("fcfs", "mcsf", "size", "sorted-f"),
         solver=solver,
-        progress=progress,
+        **engine,
     )
     table = ratio_table(rows, ("source", "memory"), ratios=HEADLINE_RATIOS[:3])
     return write_report(out_dir, NAME, table)

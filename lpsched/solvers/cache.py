@@ -31,15 +31,20 @@ class OptimumCache:
         Back end of :func:`~lpsched.solvers.solve.solve_exact`.
     time_limit : float
         Seconds per solve.
+    threads : int, optional
+        Solver threads (default: the solver's own choice).
 
     Notes
     -----
     :meth:`get` returns ``(best TEL, proven lower bound, proven optimal)`` in rounds.  Source: ours.
     """
 
-    def __init__(self, solver: str = "highs", time_limit: float = 20.0) -> None:
+    def __init__(
+        self, solver: str = "highs", time_limit: float = 20.0, threads: int | None = None
+    ) -> None:
         self.solver = solver
         self.time_limit = float(time_limit)
+        self.threads = threads
         self.store: dict[tuple, tuple[int, float, bool]] = {}
         self.solves = 0
         self.seconds = 0.0
@@ -51,7 +56,9 @@ class OptimumCache:
         if hit is not None:
             return hit
         t0 = time.perf_counter()
-        res = solve_exact(instance, solver=self.solver, time_limit=self.time_limit)
+        res = solve_exact(
+            instance, solver=self.solver, time_limit=self.time_limit, threads=self.threads
+        )
         self.seconds += time.perf_counter() - t0
         self.solves += 1
         if res.objective is None:

@@ -1,22 +1,59 @@
-"""The sweep engine: rows written at once, resume, parameter checks, rows of the current tasks."""
+"""The sweep engine: rows written at once, resume, provenance, bad rows, lock, workers, Dask."""
 
 from __future__ import annotations
 
 import csv
+import os
+from functools import partial
+from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from lpsched.experiments.engine import (
-    ResultsCSV,
+    PROVENANCE,
     Sweep,
+    SweepLockedError,
     SweepParameterError,
     Task,
+    provenance,
     run_sweep,
 )
 
+FIELDS = ["x", "p", "y"]
 
-def _sweep(compute, tasks, **params):
-    return Sweep("r", ["x", "p", "y"], ["x", "p"], tasks, compute, params=params)
+
+def square_rows(params, missing, *, offset=0, kill_marker=None):
+    """Module level, so that worker processes can import it. With ``kill_marker``, the task
+    x = 3 kills its worker process the first time it runs (the marker file says it did)."""
+    if kill_marker is not None and params["x"] == 3 and not Path(kill_marker).exists():
+        Path(kill_marker).write_text("killed")
+        os._exit(1)
+    for key in missing:
+        yield {**key, "y": params["x"] ** 2 + offset + (key["p"] == "b")}
+
+
+def _check(v):
+    return None if v["y"] >= 0 else f"y = {v['y']} is negative"
+
+
+def _sweep(tasks, compute=square_rows, **params):
+    return Sweep(
+        "r", FIELDS, ["x", "p"], tasks, compute, params=params, types={"y": int}, check=_check
+    )
+
+
+def _tasks(xs):
+    return [Task({"x": i}, ({"p": "a"}, {"p": "b"})) for i in xs]
+
+
+def _file_rows(path):
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def _values(rows):
+    return sorted((r["x"], r["p"], r["y"]) for r in rows)
 
 
 def test_sweep_writes_each_row_and_resumes(tmp_path):
@@ -29,64 +66,123 @@ def test_sweep_writes_each_row_and_resumes(tmp_path):
                 raise KeyboardInterrupt  # the first run is interrupted at x = 3, p = b
             yield {**key, "y": params["x"] ** 2 + (key["p"] == "b")}
 
-    tasks = [Task({"x": i}, ({"p": "a"}, {"p": "b"})) for i in range(6)]
     with pytest.raises(KeyboardInterrupt):
-        run_sweep(_sweep(compute, tasks), tmp_path, progress=False)
-    with (tmp_path / "r.csv").open() as fh:
-        done = [(r["x"], r["p"]) for r in csv.DictReader(fh)]
-    assert done == [
-        ("0", "a"),
-        ("0", "b"),
-        ("1", "a"),
-        ("1", "b"),
-        ("2", "a"),
-        ("2", "b"),
-        ("3", "a"),
-    ]
-    rows = run_sweep(_sweep(compute, tasks), tmp_path, progress=False)
+        run_sweep(_sweep(_tasks(range(6)), compute), tmp_path, progress=False)
+    done = [(r["x"], r["p"]) for r in _file_rows(tmp_path / "r.csv")]
+    assert done == [(str(i), p) for i in range(3) for p in "ab"] + [("3", "a")]
+    messages = []
+    rows = run_sweep(
+        _sweep(_tasks(range(6)), compute), tmp_path, progress=False, report=messages.append
+    )
     # finished rows are not computed again: the interrupted task computes only its missing row
     assert calls[8:] == [(3, "b"), (4, "a"), (4, "b"), (5, "a"), (5, "b")]
     assert [int(r["y"]) for r in rows] == [y for i in range(6) for y in (i * i, i * i + 1)]
-    with pytest.raises(ValueError, match="header"):
-        ResultsCSV(tmp_path / "r.csv", ["x", "z"], ["x"])
+    assert any("reused 7 of 12" in m for m in messages)
+    assert list(rows[0])[-len(PROVENANCE) :] == list(PROVENANCE)
 
 
-def test_returns_only_the_rows_of_the_current_tasks(tmp_path):
-    def compute(params, missing):
-        for key in missing:
-            yield {**key, "y": params["x"]}
+def test_provenance_names_parameters_version_commit_and_solvers():
+    prov = provenance({"n": 10, "solver": "swap"})
+    assert prov["params"] == '{"n":10,"solver":"swap"}'
+    assert prov["lpsched"] and "highspy=" in prov["solvers"] and "ortools=" in prov["solvers"]
 
-    run_sweep(
-        _sweep(compute, [Task({"x": i}, ({"p": "a"},)) for i in range(4)]), tmp_path, progress=False
+
+def test_rows_of_other_parameters_are_ignored_or_refused(tmp_path):
+    run_sweep(_sweep(_tasks(range(2)), n=10), tmp_path, progress=False)
+    messages = []
+    rows = run_sweep(
+        _sweep(_tasks(range(2)), n=20), tmp_path, progress=False, report=messages.append
     )
-    rows = run_sweep(_sweep(compute, [Task({"x": 1}, ({"p": "a"},))]), tmp_path, progress=False)
-    assert [r["x"] for r in rows] == ["1"]  # the other three rows stay in the file, unused
+    assert len(rows) == 4 and all('"n":20' in r["params"] for r in rows)
+    assert any(
+        "4 row(s) were computed under other parameters" in m
+        and 'line(s) 2, 3, 4, 5: params {"n":10} (now {"n":20})' in m
+        for m in messages
+    )
+    assert len(_file_rows(tmp_path / "r.csv")) == 8  # the old rows stay in the file
+    with pytest.raises(SweepParameterError, match="--strict refuses them"):
+        run_sweep(_sweep(_tasks(range(2)), n=30), tmp_path, progress=False, strict=True)
 
 
-def test_refuses_rows_computed_under_other_parameters(tmp_path):
-    def compute(params, missing):
-        for key in missing:
-            yield {**key, "y": 0}
-
-    tasks = [Task({"x": 0}, ({"p": "a"},))]
-    run_sweep(_sweep(compute, tasks, n=10), tmp_path, progress=False)
-    with pytest.raises(SweepParameterError, match=r"n: 10 in the file, 20 now"):
-        run_sweep(_sweep(compute, tasks, n=20), tmp_path, progress=False)
-    assert run_sweep(_sweep(compute, tasks, n=10), tmp_path, progress=False)[0]["y"] == "0"
+def test_a_run_uses_only_the_rows_of_its_own_tasks(tmp_path):
+    """The stale-row case of the experiments issue: seeds 0, 1 then seed 0 alone."""
+    run_sweep(_sweep(_tasks(range(4))), tmp_path, progress=False)
+    rows = run_sweep(_sweep(_tasks([1])), tmp_path, progress=False)
+    assert _values(rows) == [("1", "a", "1"), ("1", "b", "2")]
 
 
-def test_empty_values_are_kept_and_missing_columns_refused(tmp_path):
-    def compute(params, missing):
-        for key in missing:
-            yield {**key, "y": ""}
+def test_another_version_is_recomputed(tmp_path, monkeypatch):
+    run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
+    from lpsched.experiments import engine
 
-    tasks = [Task({"x": 0}, ({"p": "a"},))]
-    run_sweep(_sweep(compute, tasks), tmp_path, progress=False)
-    assert run_sweep(_sweep(compute, tasks), tmp_path, progress=False)[0]["y"] == ""
-    with (tmp_path / "r.csv").open("a") as fh:
-        fh.write("1,a\n")  # a truncated line
-    with pytest.raises(ValueError, match="line 3: missing field 'y'"):
-        run_sweep(_sweep(compute, tasks), tmp_path, progress=False)
+    monkeypatch.setattr(engine, "_git_commit", lambda: "another-commit")
+    messages = []
+    rows = run_sweep(_sweep(_tasks([0])), tmp_path, progress=False, report=messages.append)
+    assert rows[0]["commit"] == "another-commit"
+    assert any("line(s) 2, 3: commit" in m and "(now another-commit)" in m for m in messages)
+
+
+def test_corrupt_rows_are_reported_moved_and_recomputed(tmp_path):
+    run_sweep(_sweep(_tasks(range(3))), tmp_path, progress=False)
+    path = tmp_path / "r.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    cells = lines[1].split(",")
+    lines[1] = ",".join([cells[0], cells[1], "abc", *cells[3:]])  # x=0 a: y not a number
+    cells = lines[2].split(",")
+    lines[2] = ",".join([cells[0], cells[1], "-5", *cells[3:]])  # x=0 b: impossible value
+    lines[4] = lines[4][:5] + "\n"  # x=1 b: truncated
+    lines[6] = lines[6].rstrip("\n")  # x=2 b: the last line lost its newline
+    path.write_text("".join(lines))
+    messages = []
+    rows = run_sweep(_sweep(_tasks(range(3))), tmp_path, progress=False, report=messages.append)
+    assert _values(rows) == _values(
+        [{"x": str(i), "p": p, "y": str(i * i + (p == "b"))} for i in range(3) for p in "ab"]
+    )
+    text = "\n".join(messages)
+    assert "line 2: field 'y' is not a valid int: 'abc'" in text
+    assert "line 3: y = -5 is negative" in text
+    assert "line 5: 3 fields, expected 7 (truncated or glued)" in text
+    assert "line 7: incomplete line" in text
+    rejected = _file_rows(tmp_path / "r.rejected.csv")
+    assert sorted(int(r["line"]) for r in rejected) == [2, 3, 5, 7]
+    assert len(_file_rows(path)) == 6  # every key once, every line complete
+    assert path.read_text().endswith("\n")
+
+
+def test_a_glued_line_loses_no_finished_row(tmp_path):
+    """A CSV whose last line lacks its newline gets the next row appended on a new line."""
+    run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
+    path = tmp_path / "r.csv"
+    path.write_text(path.read_text().rstrip("\n"))  # the newline of the last row is lost
+    run_sweep(_sweep(_tasks([0, 1])), tmp_path, progress=False, report=lambda m: None)
+    assert _values(_file_rows(path)) == [
+        ("0", "a", "0"),
+        ("0", "b", "1"),
+        ("1", "a", "1"),
+        ("1", "b", "2"),
+    ]
+
+
+def test_fresh_keeps_a_backup(tmp_path):
+    run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
+    run_sweep(_sweep(_tasks([1])), tmp_path, progress=False, fresh=True, report=lambda m: None)
+    backups = list(tmp_path.glob("r.csv.bak-*"))
+    assert len(backups) == 1 and len(_file_rows(backups[0])) == 2
+    assert _values(_file_rows(tmp_path / "r.csv")) == [("1", "a", "1"), ("1", "b", "2")]
+
+
+def test_a_second_writer_is_refused(tmp_path):
+    lock = FileLock(str(tmp_path / ".lpsched.lock"))
+    with lock, pytest.raises(SweepLockedError, match="another lpsched run is writing here"):
+        run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
+    assert run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)  # free again
+
+
+def test_other_columns_are_refused(tmp_path):
+    run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
+    other = Sweep("r", ["x", "p", "z"], ["x", "p"], _tasks([0]), square_rows)
+    with pytest.raises(ValueError, match="header .* differs .* use --fresh"):
+        run_sweep(other, tmp_path, progress=False)
 
 
 def test_a_computed_row_must_have_every_column(tmp_path):
@@ -94,4 +190,30 @@ def test_a_computed_row_must_have_every_column(tmp_path):
         yield {"x": 0, "p": "a"}
 
     with pytest.raises(ValueError, match="lacks column"):
-        run_sweep(_sweep(compute, [Task({"x": 0}, ({"p": "a"},))]), tmp_path, progress=False)
+        run_sweep(_sweep(_tasks([0]), compute), tmp_path, progress=False)
+
+
+def test_local_processes_give_the_serial_rows(tmp_path):
+    serial = run_sweep(_sweep(_tasks(range(8))), tmp_path / "s", progress=False)
+    parallel = run_sweep(_sweep(_tasks(range(8))), tmp_path / "p", progress=False, workers=2)
+    assert parallel == serial  # same values, provenance and task order
+
+
+def test_dask_local_cluster_survives_a_killed_worker(tmp_path):
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    compute = partial(square_rows, kill_marker=str(tmp_path / "killed"))
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        rows = run_sweep(
+            _sweep(_tasks(range(8)), compute),
+            tmp_path / "d",
+            progress=False,
+            scheduler=cluster.scheduler_address,
+        )
+    assert (tmp_path / "killed").exists()  # a worker died in the middle of the sweep
+    serial = run_sweep(_sweep(_tasks(range(8))), tmp_path / "s", progress=False)
+    assert _values(rows) == _values(serial)
+    assert len(_file_rows(tmp_path / "d" / "r.csv")) == 16  # nothing lost, nothing twice

@@ -31,3 +31,15 @@ def test_gap_rows_are_consistent_and_resume(tmp_path):
     timeless = [k for k in rows[-1] if not k.endswith("_s")]
     assert [again[-1][k] for k in timeless] == [rows[-1][k] for k in timeless]
     assert again[:-1] == rows[:-1]
+
+
+def test_a_smaller_rerun_reports_only_its_own_instances(tmp_path):
+    """The stale-row case: seeds 0, 1 and then seed 0 alone in the same folder."""
+    small = {"sizes": [5], "workloads": ["scaled-mix"], "progress": False}
+    first = optimality_gaps(tmp_path, seeds=[0, 1], **small)
+    assert "|   5 |           2 |" in first
+    messages = []
+    again = optimality_gaps(tmp_path, seeds=[0], report=messages.append, **small)
+    assert "|   5 |           1 |" in again and "1/1" in again
+    assert any("reused 5 of 5" in m for m in messages)
+    assert any("5 row(s) in the file belong to tasks outside this run" in m for m in messages)

@@ -21,12 +21,15 @@ from lpsched.experiments.registry import REPRODUCTIONS
 DATA = json.loads((Path(__file__).parent / "data" / "recorded_reproductions.json").read_text())
 TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
 TIMING = {"runtime_s", "mip_s", "lp_s", "exact_s"}
+PROVENANCE = {"params", "lpsched", "commit", "solvers"}  # added after the record was made
 TRACE_SOURCES = {"traces", "trace"}
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
     with path.open(newline="") as fh:
-        return [{k: v for k, v in r.items() if k not in TIMING} for r in csv.DictReader(fh)]
+        return [
+            {k: v for k, v in r.items() if k not in TIMING | PROVENANCE} for r in csv.DictReader(fh)
+        ]
 
 
 @pytest.mark.parametrize("name", sorted(DATA))
