@@ -562,6 +562,9 @@ def list_policies() -> None:
 )
 @click.option("--seeds", default=None, help="Comma-separated seeds (default: the study's).")
 @click.option(
+    "--sizes", default=None, help="Comma-separated numbers of requests n (default: the study's)."
+)
+@click.option(
     "--trace-dir",
     default=None,
     type=click.Path(file_okay=False, exists=True),
@@ -595,6 +598,7 @@ def reproduce(
     name: str,
     out_dir: str,
     seeds: str | None,
+    sizes: str | None,
     trace_dir: str | None,
     workers: int | None,
     scheduler: str | None,
@@ -616,18 +620,21 @@ def reproduce(
         "verbose": verbose,
     }
     repro = REPRODUCTIONS[name]
-    if seeds is not None:
-        if not accepts(repro, "seeds"):
-            raise click.UsageError(f"'{name}' has no seeds; drop --seeds")
+    for option, text, least in (("seeds", seeds, 0), ("sizes", sizes, 1)):
+        if text is None:
+            continue
+        if not accepts(repro, option):
+            raise click.UsageError(f"'{name}' has no {option}; drop --{option}")
         try:
-            values = [int(s) for s in seeds.split(",")]
+            values = [int(s) for s in text.split(",")]
         except ValueError:
             values = []
-        if not values or min(values) < 0:
+        if not values or min(values) < least:
             raise click.BadParameter(
-                f"expected comma-separated integers >= 0, got {seeds!r}", param_hint="--seeds"
+                f"expected comma-separated integers >= {least}, got {text!r}",
+                param_hint=f"--{option}",
             )
-        opts["seeds"] = list(dict.fromkeys(values))  # each seed once
+        opts[option] = list(dict.fromkeys(values))  # each value once
     if trace_dir is not None:
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")

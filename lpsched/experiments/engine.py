@@ -32,6 +32,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import csv
 import functools
+import hashlib
 import io
 import json
 import multiprocessing
@@ -57,6 +58,7 @@ __all__ = [
     "PROVENANCE",
     "provenance",
     "solver_threads",
+    "run_folder",
     "run_sweep",
 ]
 
@@ -202,6 +204,36 @@ def solver_threads(workers: int = 1, scheduler: str | None = None, **_: Any) -> 
     if workers <= 1:
         return None
     return max(1, (os.cpu_count() or 1) // workers)
+
+
+def run_folder(
+    name: str, params: Mapping[str, Any], root: str | os.PathLike[str] = "results"
+) -> Path:
+    """A results folder keyed by a run's own parameters: ``root/NAME-HASH``.
+
+    Two runs with other parameters (a small and a full-size notebook run, say) get two
+    folders, so their rows and figures never mix; the same parameters get the same folder, so
+    a rerun resumes. The parameters are written to ``params.json`` inside.
+
+    Parameters
+    ----------
+    name : str
+        A readable prefix (e.g. the notebook's name).
+    params : mapping
+        JSON-serialisable parameters of the run.
+    root : path-like, default "results"
+
+    Returns
+    -------
+    Path
+        The folder (created). Source: ours.
+    """
+    text = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    folder = Path(root) / f"{name}-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "params.json").write_text(json.dumps(json.loads(text), indent=1) + "\n")
+    return folder
 
 
 def _say(message: str) -> None:
@@ -466,8 +498,10 @@ def run_sweep(
             say(f"{path}: reused {reused} of {len(order)} row(s) already computed")
         others = len(set(results.done) - set(order))
         if others:
-            say(f"{path}: {others} row(s) in the file belong to tasks outside this run (other "
-                "seeds, sizes or settings); left out of the table")
+            say(
+                f"{path}: {others} row(s) in the file belong to tasks outside this run (other "
+                "seeds, sizes or settings); left out of the table"
+            )
         bar = tqdm(
             total=len(todo),
             desc=sweep.name,
@@ -509,11 +543,17 @@ def _run_processes(
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     try:
         futures = {pool.submit(_compute_all, sweep.compute, t.params, m): t for t, m in todo}
+        if verbose:
+            say(f"{sweep.name}: {len(futures)} task(s) queued on {workers} processes")
         for fut in cf.as_completed(futures):
             for row in fut.result():
                 results.append(row)
             if verbose:
-                say(f"{sweep.name}: done {_label(futures[fut].params)}")
+                running = [_label(futures[f].params) for f in futures if f.running()]
+                say(
+                    f"{sweep.name}: done {_label(futures[fut].params)}; in flight: "
+                    + ("; ".join(running) or "none")
+                )
             bar.update()
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -549,11 +589,14 @@ def _run_dask(
         futures = {
             client.submit(_compute_all, sweep.compute, t.params, m, pure=False): t for t, m in todo
         }
+        if verbose:
+            say(f"{sweep.name}: {len(futures)} task(s) sent to the Dask scheduler {scheduler}")
         for fut in as_completed(list(futures)):
             for row in fut.result():
                 results.append(row)
             if verbose:
-                say(f"{sweep.name}: done {_label(futures[fut].params)}")
+                pending = sum(1 for f in futures if not f.done())
+                say(f"{sweep.name}: done {_label(futures[fut].params)}; {pending} to go")
             bar.update()
     finally:
         client.close()
