@@ -59,6 +59,7 @@ __all__ = [
     "provenance",
     "solver_threads",
     "run_folder",
+    "trace_identity",
     "run_sweep",
 ]
 
@@ -204,6 +205,15 @@ def solver_threads(workers: int = 1, scheduler: str | None = None, **_: Any) -> 
     if workers <= 1:
         return None
     return max(1, (os.cpu_count() or 1) // workers)
+
+
+def trace_identity(folder: Path | None, names: Iterable[str]) -> dict[str, int] | None:
+    """What a sweep's trace rows depend on: each trace file's size in bytes (None without a
+    trace folder). Part of the sweep parameters, so rows drawn from other trace files are not
+    reused. Source: ours (a size is cheap; the shipped traces differ in size)."""
+    if folder is None:
+        return None
+    return {name: (Path(folder) / name).stat().st_size for name in names}
 
 
 def run_folder(

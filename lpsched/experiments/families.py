@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from ..generators.families import FAMILIES, family_good_schedule, family_instance, family_tels
-from ..plotting.families import plot_families
-from ..plotting.style import save_figure
 from ..policies.registry import run_policy
 from .engine import Sweep, Task, run_sweep
 from .tables import markdown_table, write_report
@@ -169,5 +167,9 @@ def run(
     )
     write_report(out, NAME, text)
     if plot:
+        # matplotlib loads only when a figure is drawn: the command line starts fast
+        from ..plotting.families import plot_families
+        from ..plotting.style import save_figure
+
         save_figure(plot_families(rows), out / "families.png")
     return text

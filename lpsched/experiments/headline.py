@@ -20,7 +20,7 @@ from ..generators.workloads import from_traces, generate
 from ..instance import Instance
 from ..io import require_files
 from ..policies.registry import run_policy
-from .engine import Sweep, Task, run_sweep
+from .engine import Sweep, Task, run_sweep, trace_identity
 from .tables import markdown_table, write_report
 
 __all__ = [
@@ -141,7 +141,7 @@ def policy_comparison(
         ["source", "memory", "seed", "policy"],
         tasks,
         partial(_compare, n=n, solver=solver, trace_dir=tdir),
-        params={"n": n, "solver": solver},
+        params={"n": n, "solver": solver, "traces": trace_identity(tdir, TRACE_FILES.values())},
         types={"n": int, "tel": int, "mean_latency": float},
         check=_check_row,
     )

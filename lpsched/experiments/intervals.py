@@ -19,8 +19,6 @@ import numpy as np
 from ..generators.intervals import from_spec
 from ..generators.workloads import generate
 from ..instance import Instance
-from ..plotting.curves import plot_curves
-from ..plotting.style import save_figure
 from ..policies.registry import run_policy
 from .engine import Sweep, Task, run_sweep
 from .tables import markdown_table, mean_by, write_report
@@ -128,6 +126,10 @@ def run(
     )
     rows = run_sweep(sweep, out, **engine)
     table = write_report(out, NAME, _interval_table(rows, n))
+    # matplotlib loads only when a figure is drawn: the command line starts fast
+    from ..plotting.curves import plot_curves
+    from ..plotting.style import save_figure
+
     mean = mean_by(rows, ("interval", "policy"), "mean_latency")
     series = {}
     for p in INTERVAL_POLICIES:

@@ -18,11 +18,9 @@ from ..generators.arrivals import nominal_capacity, trace_window
 from ..generators.workloads import generate
 from ..instance import Instance
 from ..io import read_trace_csv, require_files
-from ..plotting.curves import plot_panels
-from ..plotting.style import save_figure
 from ..policies.registry import run_policy
 from ..schedule import latency_stats
-from .engine import Sweep, Task, run_sweep
+from .engine import Sweep, Task, run_sweep, trace_identity
 from .tables import markdown_table, mean_by, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "ONLINE_POLICIES", "TRACE_FILE", "run"]
@@ -137,7 +135,12 @@ def run(
         ["source", "load", "seed", "policy"],
         tasks,
         partial(_load_rows, n=n, memory=memory, solver=solver, trace_dir=tdir),
-        params={"n": n, "memory": memory, "solver": solver},
+        params={
+            "n": n,
+            "memory": memory,
+            "solver": solver,
+            "traces": trace_identity(tdir, [TRACE_FILE]),
+        },
         types={
             "n": int,
             "mean_latency": float,
@@ -149,6 +152,9 @@ def run(
         check=_check_row,
     )
     done = run_sweep(sweep, out, **engine)
+    # matplotlib loads only when a figure is drawn: the command line starts fast
+    from ..plotting.style import save_figure
+
     parts = []
     for src in sources:
         sel = [r for r in done if r["source"] == src]
@@ -256,6 +262,8 @@ def _online_table(rows, src: str, n: int) -> str:
 
 
 def _online_figure(rows, src: str):
+    from ..plotting.curves import plot_panels
+
     panels = []
     for stat in ("mean_latency", "p99_latency"):
         series = {}

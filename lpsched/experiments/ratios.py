@@ -26,8 +26,6 @@ from typing import Any
 import numpy as np
 
 from ..generators.small import RATIO_WORKLOADS, small_instance
-from ..plotting.ratios import plot_ratio_distribution
-from ..plotting.style import save_figure
 from ..policies.registry import parse_policy, run_policy
 from ..solvers.cache import OptimumCache
 from ..solvers.solve import lp_bound
@@ -328,5 +326,9 @@ def run(
         )
     text = write_report(out, NAME, "\n".join(parts))
     if plot:
+        # matplotlib loads only when a figure is drawn: the command line starts fast
+        from ..plotting.ratios import plot_ratio_distribution
+        from ..plotting.style import save_figure
+
         save_figure(plot_ratio_distribution(rows, worst=worst), out / "ratios.png")
     return text
