@@ -4,11 +4,12 @@
     python benchmarks/bench_online.py --n 50000 --loads 1.5
 
 For each nominal load ``rho`` (arrival rate ``rho * M / mean(A_i)`` requests per round, see
-:func:`lpsched.generators.arrivals.nominal_capacity`): draw ``n`` requests of the ``conversation`` workload
-at M = 16,492 with Poisson arrivals (seed 0), run online FCFS, online MC-SF and receding-horizon
-Sorted-F (re-planning on every arrival, ``auto`` = quantile Phase 1), check every schedule with
-the independent feasibility check, and print the wall time of each run and the number of
-Phase-1 re-plans. The target of issue 5 is under 60 s for Sorted-F at n = 20,000.
+:func:`lpsched.generators.arrivals.nominal_capacity`): draw ``n`` requests of the
+``conversation`` workload at M = 16,492 with Poisson arrivals (seed 0), run online FCFS,
+online MC-SF and receding-horizon Sorted-F (re-planning on every arrival, ``auto`` = quantile
+Phase 1), check every schedule with the independent feasibility check, and print the wall
+time of each run and the number of Phase-1 re-plans. The target of issue 5 is under 60 s for
+Sorted-F at n = 20,000.
 """
 
 from __future__ import annotations

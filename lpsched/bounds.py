@@ -40,7 +40,10 @@ def combinatorial_bound(instance: Instance) -> int:
     Offline (``a_i = 0``) this is exactly SPEC section 7. With arrivals we use
     ``TEL = sum C_i - sum a_i`` (ours: the same argument, arrivals only delay completions) and
     take the larger of that and :func:`trivial_bound`, so the bound is valid for every instance;
-    with late arrivals it is often no better than ``sum o_i``.
+    with late arrivals it is often no better than ``sum o_i``. Rounds are counted from the
+    earliest arrival (``a_i - min_j a_j``; no round before it holds a request, and the shift
+    changes no TEL, SPEC section 9), so arrivals in epoch seconds give the same bound as the
+    same instance starting at round 0.
 
     Returns
     -------
@@ -54,6 +57,7 @@ def combinatorial_bound(instance: Instance) -> int:
     s = instance.prefill.astype(np.int64)
     o = instance.decode.astype(np.int64)
     a = instance.arrival.astype(np.int64)
+    a = a - a.min()  # the time axis from the earliest arrival
     area = o * s + o * (o + 1) // 2  # token-rounds A_i
     k_area = np.cumsum(np.sort(area))
     by_area = -(-k_area // instance.memory)  # ceil(sum of the k smallest A / M)

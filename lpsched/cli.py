@@ -4,7 +4,10 @@ Thin: every command parses its options, calls one public function and prints. Th
 ``--solver``, ``--method``, ``--phase1``, ``--format``, ``--backend`` and ``reproduce NAME`` come
 from the registries, so a new back end or reproduction appears here without an edit.
 
-Exit codes: 0 ok, 1 bad input (the message names the file, request and field), 2 usage error.
+Exit codes: 0 ok, 1 bad input (the message names the file, request and field) or a failed run
+(``exact`` with status ``error``, a sweep whose worker died), 2 usage error, 130 interrupted
+(Ctrl-C or SIGTERM: ``exact`` still prints the best schedule and bound found so far with
+status ``interrupted``; ``reproduce`` keeps every finished row).
 ``--json`` prints one JSON object on standard output; the default is a readable table.
 Progress bars go to standard error.
 """
@@ -16,15 +19,17 @@ import functools
 import json
 import math
 import os
+import signal
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NoReturn, TypedDict
 
 import click
 from tabulate import tabulate
 
 from . import __version__
+from .experiments.engine import SweepWorkerError
 from .experiments.registry import REPRODUCTIONS, accepts
 from .generators.intervals import from_spec
 from .generators.small import EXACT_WORKLOADS
@@ -35,7 +40,7 @@ from .instance import Instance, InstanceError
 from .io import read_instance, schedule_to_dict, write_instance, write_schedule
 from .policies.registry import POLICIES, parse_policy, run_policy
 from .policies.sorted_f import PHASE1_SOLVERS
-from .solvers.result import LPTooLargeError
+from .solvers.result import LPTooLargeError, SolveInterrupted, SolveStatus
 from .solvers.solve import (
     EXPORT_FORMATS,
     SOLVERS,
@@ -90,16 +95,26 @@ class RegistryChoice(click.Choice):
         pass
 
 
+def _one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\n``, ``\\x1b``, ...), so that an
+    error message prints as one line and cannot send terminal escape sequences. Text quoted with
+    :func:`lpsched.instance.quote` is already escaped and passes unchanged."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
 def _bad_input(fn):
-    """Turn data errors into exit code 1 with one line naming file, request and field."""
+    """Turn data errors into exit code 1 with one line naming file, request and field (a write
+    that fails, :class:`lpsched.io.WriteError`, is an ``OSError`` naming the path)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except (InstanceError, ValueError, KeyError, MemoryError, OSError) as exc:
-            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            click.echo(f"lpsched: error: {msg}", err=True)
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            click.echo(f"lpsched: error: {_one_line(str(msg))}", err=True)
             sys.exit(1)
 
     return wrapper
@@ -122,6 +137,37 @@ def _solver_chatter_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+#: Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's convention).
+EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def _signals_as_interrupt() -> Iterator[None]:
+    """Inside the block SIGINT and SIGTERM raise ``KeyboardInterrupt``, so a ``kill`` (a batch
+    system's time-out, a container stop) stops the solver and keeps the results exactly as
+    Ctrl-C does, also when a shell started the command in the background with SIGINT
+    ignored. The previous handlers are restored afterwards."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    try:
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: signals never arrive here
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+def _interrupted(message: str) -> NoReturn:
+    click.echo(f"lpsched: interrupted; {message}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
 
 
 def _load(path: str | None) -> Instance:
@@ -420,8 +466,8 @@ def generate_cmd(
     default=60.0,
     show_default=True,
     callback=_finite,
-    help="Seconds for the solver (the heuristic schedule and the model build come on "
-    "top; see the reported build and solve times).",
+    help="Seconds for the whole solve: the local search gets at most a quarter (and 5 s), "
+    "the model build and the solver the rest (see the reported build and solve times).",
 )
 @click.option(
     "--mip-gap",
@@ -443,13 +489,32 @@ def generate_cmd(
 def exact(
     instance: str, solver: str, time_limit: float, mip_gap: float, output: str | None, as_json: bool
 ) -> None:
-    """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap."""
-    inst = _load(instance)
-    with _solver_chatter_to_stderr():
-        res = solve_exact(inst, solver=solver, time_limit=time_limit, mip_gap=mip_gap)
-    if output is not None and res.schedule is not None:
-        write_schedule(res.schedule, output)
-    click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
+    """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap.
+
+    Ctrl-C or SIGTERM stops the solver: the best schedule and bound so far are printed (and
+    written with -o) with status 'interrupted', exit code 130. Status 'error' exits with 1.
+    """
+    with _signals_as_interrupt():
+        try:
+            inst = _load(instance)
+            stopped = False
+            try:
+                with _solver_chatter_to_stderr():
+                    res = solve_exact(inst, solver=solver, time_limit=time_limit, mip_gap=mip_gap)
+            except SolveInterrupted as exc:
+                res, stopped = exc.result, True
+            if output is not None and res.schedule is not None:
+                write_schedule(res.schedule, output)
+            click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
+        except KeyboardInterrupt:
+            _interrupted("no result to report")
+    if stopped:
+        kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
+        _interrupted(f"reported the best schedule and bound found so far{kept}")
+    if res.status is SolveStatus.ERROR:
+        why = res.info.get("error", "the solver failed")
+        click.echo(f"lpsched: error: {instance}: status error: {why}", err=True)
+        sys.exit(1)
 
 
 @main.command()
@@ -473,13 +538,17 @@ def exact(
 @_bad_input
 def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -> None:
     """A lower bound on the optimal TEL of INSTANCE (default: the shipped default instance)."""
-    inst = _load(instance)
-    try:
-        with _solver_chatter_to_stderr():
-            res = best_bound(inst, time_limit, method=method)
-    except RuntimeError as exc:  # the LP was not solved within the time limit
-        raise InstanceError(f"{instance or 'default'}: {exc}") from None
-    click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
+    with _signals_as_interrupt():
+        try:
+            inst = _load(instance)
+            try:
+                with _solver_chatter_to_stderr():
+                    res = best_bound(inst, time_limit, method=method)
+            except RuntimeError as exc:  # the LP was not solved within the time limit
+                raise InstanceError(f"{instance or 'default'}: {exc}") from None
+            click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
+        except KeyboardInterrupt:
+            _interrupted("no bound computed")
 
 
 @main.command()
@@ -496,10 +565,18 @@ def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @_bad_input
 def export(instance: str, fmt: str, relax: bool, backend: str, output: str) -> None:
-    """Write the time-indexed model of INSTANCE as an LP or MPS file for any solver."""
-    inst = _load(instance)
-    with _solver_chatter_to_stderr():
-        export_model(inst, output, fmt, relax=relax, backend=backend)
+    """Write the time-indexed model of INSTANCE as an LP or MPS file for any solver.
+
+    The file is written under a temporary name in the same folder and renamed once complete;
+    a failed or interrupted write leaves no file. Arrivals are counted from the earliest one.
+    """
+    with _signals_as_interrupt():
+        try:
+            inst = _load(instance)
+            with _solver_chatter_to_stderr():
+                export_model(inst, output, fmt, relax=relax, backend=backend)
+        except KeyboardInterrupt:
+            _interrupted(f"{output} not written")
     click.echo(f"wrote {output}", err=True)
 
 
@@ -550,7 +627,13 @@ def list_policies() -> None:
         click.echo(f"{p.name:{width}s}{p.description}")
 
 
-@main.command()
+def _reproductions_epilog() -> str:
+    lines = ["\b", "Reproductions:"]
+    lines += [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()]
+    return "\n".join(lines)
+
+
+@main.command(epilog=_reproductions_epilog())
 @click.argument("name", type=RegistryChoice(REPRODUCTIONS))
 @click.option(
     "--out",
@@ -609,8 +692,9 @@ def reproduce(
     """Reproduce a paper table; rows are written as they finish and a rerun resumes.
 
     Every row records its parameters, the lpsched version and commit and the solver versions;
-    the table uses only rows that match this run. Ctrl-C stops the run (exit 130) and keeps
-    every finished row.
+    the table uses only rows that match this run. Ctrl-C or SIGTERM stops the run (exit 130)
+    and keeps every finished row; a worker process that dies (killed, out of memory) stops it
+    with exit code 1, the finished rows kept.
     """
     opts: dict[str, Any] = {
         "workers": workers or (1 if scheduler not in (None, "local") else os.cpu_count() or 1),
@@ -640,14 +724,13 @@ def reproduce(
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
         opts["trace_dir"] = trace_dir
     try:
-        with _solver_chatter_to_stderr():
+        with _signals_as_interrupt(), _solver_chatter_to_stderr():
             table = repro.run(out_dir, **opts)
     except KeyboardInterrupt:
-        click.echo(
-            f"lpsched: interrupted; the finished rows are kept in {out_dir}/, rerun to resume",
-            err=True,
-        )
-        sys.exit(130)
+        _interrupted(f"the finished rows are kept in {out_dir}/, rerun to resume")
+    except SweepWorkerError as exc:
+        click.echo(f"lpsched: error: {exc}", err=True)
+        sys.exit(1)
     except ImportError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(table)

@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from .executor import FutureMemory
-from .instance import Instance
+from .instance import Instance, quote
 from .schedule import Schedule
 
 __all__ = ["execute_with_eviction"]
@@ -105,7 +105,7 @@ def execute_with_eviction(
     for i in range(n):
         if e[i] < 1 or s[i] + e[i] > M:
             raise ValueError(
-                f"request '{instance.ids[i]}': estimate {e[i]} must be >= 1 with prefill "
+                f"request {quote(instance.ids[i])}: estimate {e[i]} must be >= 1 with prefill "
                 f"{s[i]} + estimate <= M = {M}"
             )
     INF = float("inf")

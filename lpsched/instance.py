@@ -28,7 +28,32 @@ if TYPE_CHECKING:
 
 MAX_VALUE = 2**40  # tokens or rounds; larger is a data error, and it keeps every sum in int64
 
-__all__ = ["MAX_VALUE", "InstanceError", "Request", "Instance", "int_field"]
+__all__ = ["MAX_VALUE", "InstanceError", "Request", "Instance", "int_field", "quote"]
+
+
+def quote(text: Any) -> str:
+    """``text`` quoted for an error message, with ``repr``-style escapes.
+
+    Every message that echoes user text (a request id, a name, a key or a value read from a
+    file) quotes it with this helper, so that a newline, a terminal escape sequence or any other
+    non-printable character in the input prints as ``\\n``, ``\\x1b`` ... and a message stays
+    one line that cannot drive the terminal.
+
+    Parameters
+    ----------
+    text : object
+        The text (anything else is converted with ``str``).
+
+    Returns
+    -------
+    str
+        ``repr(str(text))``: ``'r1'`` for ``r1``, ``'a\\nb'`` for a newline, ``"it's"`` for a quote.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    return repr(str(text))
 
 
 class InstanceError(ValueError):
@@ -95,14 +120,15 @@ def _frozen(values: Any, name: str, where: str) -> np.ndarray:
             i = int(np.flatnonzero(bad)[0])
             raise InstanceError(
                 f"{where}: request at position {i}: field '{name}' must be an integer, "
-                f"got {arr[i]!r}"
+                f"got {arr[i].item()!r}"
             )
     elif arr.dtype.kind not in "iu" and arr.size:
         raise InstanceError(f"{where}: field '{name}' must hold integers, got dtype {arr.dtype}")
     if arr.size and np.abs(arr).max() > MAX_VALUE:
         i = int(np.argmax(np.abs(arr)))
         raise InstanceError(
-            f"{where}: request at position {i}: field '{name}' is too large, got {arr[i]!r}"
+            f"{where}: request at position {i}: field '{name}' is too large "
+            f"(> 2^40), got {arr[i].item()!r}"
         )
     out = arr.astype(np.int64, copy=True)
     out.setflags(write=False)
@@ -199,7 +225,7 @@ class Instance:
                 if dup in seen:
                     break
                 seen.add(dup)
-            raise InstanceError(f"{where}: request '{dup}': field 'id' is not unique")
+            raise InstanceError(f"{where}: request {quote(dup)}: field 'id' is not unique")
         if (self.decode_lo is None) != (self.decode_hi is None):
             raise InstanceError(f"{where}: give both 'decode_lo' and 'decode_hi' or neither")
         checks = [
@@ -230,14 +256,14 @@ class Instance:
                 i = int(np.flatnonzero(bad)[0])
                 value = getattr(self, name)[i]
                 raise InstanceError(
-                    f"{where}: request '{ids[i]}': field '{name}' {what}, got {int(value)}"
+                    f"{where}: request {quote(ids[i])}: field '{name}' {what}, got {int(value)}"
                     + (f" (prefill {int(self.prefill[i])})" if "prefill" in what else "")
                 )
         over = np.flatnonzero(self.prefill + self.decode > self.memory)
         if over.size:
             i = int(over[0])
             raise InstanceError(
-                f"{where}: request '{ids[i]}': fields 'prefill' + 'decode' = "
+                f"{where}: request {quote(ids[i])}: fields 'prefill' + 'decode' = "
                 f"{int(self.prefill[i])} + {int(self.decode[i])} exceed memory M = {self.memory} "
                 "(no schedule exists)"
             )
@@ -398,8 +424,30 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
-_INT_TEXT = re.compile(r"[+-]?[0-9]+")
-_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?")
+_NUMBER_TEXT = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
+
+
+def _text_int(text: str) -> int | None:
+    """The integer a decimal text such as ``812``, ``812.0`` or ``8.12e2`` denotes exactly; None
+    if it is not a number or not an integer (``812.5``, ``1.0000000000000000001``). Exact (no
+    float rounding) and cheap for any length; a value beyond ``10^13`` comes back as
+    ``MAX_VALUE + 1`` (too large, whatever it is)."""
+    match = _NUMBER_TEXT.fullmatch(text)
+    if match is None or not (match[2] or match[3]):
+        return None
+    sign, whole, frac, exp = match[1], match[2], match[3] or "", match[4] or "0"
+    digits = (whole + frac).lstrip("0")
+    core = digits.rstrip("0")
+    if not core:
+        return 0
+    e = int(exp) if len(exp.lstrip("+-")) <= 7 else (10**7 if exp[0] != "-" else -(10**7))
+    shift = e - len(frac) + (len(digits) - len(core))  # value = core * 10^shift
+    if shift < 0:
+        return None
+    if len(core) + shift > 13:
+        return MAX_VALUE + 1
+    value = int(core) * 10**shift
+    return -value if sign == "-" else value
 
 
 def int_field(value: Any, source: str, who: str, name: str, text_ok: bool = False) -> int:
@@ -409,7 +457,8 @@ def int_field(value: Any, source: str, who: str, name: str, text_ok: bool = Fals
     ----------
     value : object
         A JSON number, or with ``text_ok`` a CSV field (text). Integer-valued floats (``812.0``,
-        ``"8.12e2"``) are accepted; booleans, NaN, infinities and fractions are not.
+        ``"8.12e2"``) are accepted; booleans, NaN, infinities and fractions are not. Text is
+        read exactly (``"812.0000000000000001"`` is a fraction, not 812).
     source : str
         The file (or ``"<memory>"``) named in the error.
     who : str
@@ -439,15 +488,11 @@ def int_field(value: Any, source: str, who: str, name: str, text_ok: bool = Fals
     elif isinstance(value, float) and math.isfinite(value) and value == int(value):
         out = int(value)
     elif isinstance(value, str) and text_ok:
-        text = value.strip()
-        if _INT_TEXT.fullmatch(text):
-            out = int(text)
-        elif _FLOAT_TEXT.fullmatch(text):
-            f = float(text)
-            if math.isfinite(f) and f == int(f):
-                out = int(f)
+        out = _text_int(value.strip())
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
     if out is None:
-        raise InstanceError(f"{source}: {who}: field '{name}' must be an integer, got {value!r}")
+        raise InstanceError(f"{source}: {who}: field '{name}' must be an integer, got {shown}")
     if abs(out) > MAX_VALUE:
-        raise InstanceError(f"{source}: {who}: field '{name}' is too large, got {value!r}")
+        raise InstanceError(f"{source}: {who}: field '{name}' is too large, got {shown}")
     return out

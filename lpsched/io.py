@@ -1,27 +1,41 @@
 """Every file lpsched reads or writes: instance and schedule JSON, trace CSV (SPEC section 9).
 
 Readers validate once and raise :class:`~lpsched.instance.InstanceError` naming the file, the
-request (or line) and the field; writers produce the stable, versioned formats of SPEC section 9.
-The public helpers :func:`load_json` (duplicate keys are an error) and
-:func:`~lpsched.instance.int_field` (one integer coercion rule) are shared by every reader.
+request (or line) and the field; a key the format does not define is an error naming it and the
+closest defined key (free-form data goes under ``metadata``), and so are ``NaN``, ``Infinity``
+and numbers beyond the float range. Writers produce the stable, versioned formats of SPEC
+section 9, each file whole or not at all (:func:`atomic_write_text`; a failure raises
+:class:`WriteError` naming the path). The public helpers :func:`load_json` (duplicate keys are an
+error) and :func:`~lpsched.instance.int_field` (one integer coercion rule) are shared by every
+reader; user text in messages is quoted with :func:`~lpsched.instance.quote`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import difflib
 import json
 import math
 import os
-from collections.abc import Sequence
+import re
+import secrets
+import stat
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
 
 import numpy as np
 
-from .instance import MAX_VALUE, Instance, InstanceError, int_field
+from .instance import MAX_VALUE, Instance, InstanceError, int_field, quote
 from .schedule import Schedule
 
 __all__ = [
+    "WriteError",
+    "atomic_write_text",
+    "INSTANCE_KEYS",
+    "REQUEST_KEYS",
+    "SCHEDULE_KEYS",
     "INSTANCE_FORMAT",
     "INSTANCE_VERSION",
     "SCHEDULE_FORMAT",
@@ -42,6 +56,138 @@ INSTANCE_FORMAT = "lpsched/instance"
 INSTANCE_VERSION = 1
 SCHEDULE_FORMAT = "lpsched/schedule"
 SCHEDULE_VERSION = 1
+#: The keys of an instance JSON object and of one request (SPEC section 9); any other key is an
+#: error, except under ``metadata`` (free-form).
+INSTANCE_KEYS = ("format", "version", "name", "memory", "requests", "metadata")
+REQUEST_KEYS = ("id", "prefill", "decode", "arrival", "decode_lo", "decode_hi")
+#: The keys of a schedule JSON object: SPEC section 9, and the eviction record of SPEC section 6.
+SCHEDULE_KEYS = (
+    "format",
+    "version",
+    "instance",
+    "policy",
+    "start",
+    "completion",
+    "tel",
+    "runs",
+    "evictions",
+    "wasted_tokens",
+)
+#: Keys people write by habit, with the key they mean (trace columns and near synonyms).
+_KNOWN_SLIPS = {
+    "arrived_at": "arrival",
+    "num_prefill_tokens": "prefill",
+    "num_decode_tokens": "decode",
+}
+
+
+class WriteError(OSError):
+    """A file could not be written whole; the message names the path and the reason.
+
+    Raised by :func:`atomic_write_text` (and so by every writer of lpsched); the file at the
+    path, if any, is unchanged. It is an ``OSError`` (with the ``errno`` of the cause).
+    Source: ours.
+    """
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` whole or not at all.
+
+    The text goes to a new temporary file in the same folder, is flushed to disk, and then
+    replaces ``path`` in one step (``os.replace``), so that a reader never sees half a file and
+    a failed write (an unwritable folder, a full disk) leaves the previous file, if any, intact
+    and no temporary file behind. A new file gets the permissions the umask gives; a replaced
+    file keeps its permission bits; a symbolic link is followed (the link stays).
+
+    Parameters
+    ----------
+    path : path-like
+        The file to write.
+    text : str
+        Its whole content.
+    encoding : str, default "utf-8"
+
+    Raises
+    ------
+    WriteError
+        The file cannot be written; the message names the path and the reason.
+
+    Notes
+    -----
+    Source: ours (the usual write-then-rename idiom).
+    """
+    target = Path(path)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    tmp: str | None = None
+    try:
+        data = text.encode(encoding)
+        folder = target.parent
+        if not folder.is_dir():
+            raise FileNotFoundError(
+                f"folder {os.fspath(folder) or '.'} does not exist"
+                if not folder.exists()
+                else f"{os.fspath(folder)} is not a folder"
+            )
+        if target.is_dir():
+            raise IsADirectoryError("is a directory")
+        for _ in range(100):
+            tmp = os.path.join(folder, f".{target.name}.{secrets.token_hex(4)}.tmp")
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                break
+            except FileExistsError:
+                tmp = None
+        else:
+            raise FileExistsError("no free temporary file name in the folder")
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(OSError):  # a replaced file keeps its permission bits
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(tmp, target)
+        tmp = None
+    except (OSError, UnicodeEncodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        err = WriteError(f"{path}: cannot write: {reason} (nothing was written)")
+        err.errno = getattr(exc, "errno", None)
+        raise err from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _brief(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` (escaped, one line), cut to about ``limit`` characters for a message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _unknown_keys(
+    keys: Iterable[Any], allowed: Sequence[str], source: str, who: str | None = None
+) -> None:
+    """Raise naming every key of ``keys`` not in ``allowed`` and the closest allowed key."""
+    unknown = [k for k in keys if k not in allowed]
+    if not unknown:
+        return
+    parts = []
+    for key in unknown:
+        guess = _KNOWN_SLIPS.get(key) if isinstance(key, str) else None
+        if guess not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            guess = close[0] if close else None
+        parts.append(_brief(str(key)) + (f" (did you mean {guess!r}?)" if guess else ""))
+    where = f"{source}: {who}: " if who else f"{source}: "
+    word = "field" if len(unknown) == 1 else "fields"
+    raise InstanceError(
+        f"{where}unknown {word} {', '.join(parts)}; the fields are {', '.join(allowed)}"
+        + (" (free-form data goes under 'metadata')" if "metadata" in allowed else "")
+    )
 
 
 def instance_to_dict(instance: Instance) -> dict[str, Any]:
@@ -93,17 +239,26 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
     """
     if not isinstance(data, dict):
         raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
+    _unknown_keys(data, INSTANCE_KEYS, source)
     for key, kind in (("name", str), ("metadata", dict)):
         if key in data and not isinstance(data[key], kind):
             raise InstanceError(
                 f"{source}: field '{key}' must be a JSON {'string' if kind is str else 'object'}"
             )
+    nonfinite = _first_nonfinite(data.get("metadata"), "metadata")
+    if nonfinite is not None:
+        raise InstanceError(
+            f"{source}: field {quote(nonfinite[0])} is {nonfinite[1]!r}, not a JSON number "
+            "(NaN and infinities cannot be written back)"
+        )
     fmt = data.get("format", INSTANCE_FORMAT)
     if fmt != INSTANCE_FORMAT:
-        raise InstanceError(f"{source}: field 'format' is {fmt!r}, expected {INSTANCE_FORMAT!r}")
+        raise InstanceError(
+            f"{source}: field 'format' is {_brief(fmt)}, expected {INSTANCE_FORMAT!r}"
+        )
     version = data.get("version", INSTANCE_VERSION)
     if version != INSTANCE_VERSION or isinstance(version, bool):
-        raise InstanceError(f"{source}: field 'version' is {version!r}; this lpsched reads 1")
+        raise InstanceError(f"{source}: field 'version' is {_brief(version)}; this lpsched reads 1")
     for key in ("memory", "requests"):
         if key not in data:
             raise InstanceError(f"{source}: missing field '{key}'")
@@ -126,10 +281,12 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
         if isinstance(rid, bool) or not isinstance(rid, (str, int)):
             raise InstanceError(
                 f"{source}: request at position {pos}: field 'id' must be a "
-                f"string or an integer, got {rid!r}"
+                f"string or an integer, got {_brief(rid)}"
             )
         rid = str(rid)
         ids.append(rid)
+        who = f"request {quote(rid)}"
+        _unknown_keys(r, REQUEST_KEYS, source, who)
         for key in cols:
             optional = key == "arrival" or (key.startswith("decode_") and not with_interval)
             if key not in r:
@@ -138,8 +295,8 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
                     continue
                 if optional:
                     continue
-                raise InstanceError(f"{source}: request '{rid}': missing field '{key}'")
-            cols[key].append(int_field(r[key], source, f"request '{rid}'", key))
+                raise InstanceError(f"{source}: {who}: missing field '{key}'")
+            cols[key].append(int_field(r[key], source, who, key))
     return Instance(
         memory=int_field(data["memory"], source, "instance", "memory"),
         prefill=cols["prefill"],
@@ -191,21 +348,100 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"duplicate key {key!r}")
+            raise ValueError(f"duplicate key {quote(key)}")
         out[key] = value
     return out
+
+
+class _BadNumber(ValueError):
+    """An integer literal with more digits than Python converts."""
+
+    def __init__(self, token: str, reason: str) -> None:
+        super().__init__(token, reason)
+        self.token, self.reason = token, reason
+
+
+class NonFiniteNumber(float):
+    """A number read from JSON text that no finite float holds: the literals ``NaN``,
+    ``Infinity``, ``-Infinity`` (which Python's ``json`` accepts, RFC 8259 does not) and
+    overflowing numbers such as ``1e400``. Its value is NaN or an infinity; its ``repr`` is the
+    text of the file, so that error messages quote what was written. Every reader refuses it
+    wherever it stands (a field, or anywhere under ``metadata``). Source: ours."""
+
+    token: str
+
+    def __new__(cls, token: str) -> NonFiniteNumber:
+        out = super().__new__(cls, float(token))
+        out.token = token
+        return out
+
+    def __repr__(self) -> str:
+        return self.token
+
+    __str__ = __repr__
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    return value if math.isfinite(value) else NonFiniteNumber(token)
+
+
+def _bounded_int(token: str) -> int:
+    try:
+        return int(token)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        raise _BadNumber(token[:20], "the integer has too many digits") from None
+
+
+def _line_of(text: str, token: str) -> int | None:
+    """Line (1-based) of the first number starting with ``token`` outside a JSON string."""
+    for match in re.finditer(r'"(?:[^"\\]|\\.)*"|(?<![0-9.eE+-])(' + re.escape(token) + ")", text):
+        if match.group(1) is not None:
+            return text.count("\n", 0, match.start(1)) + 1
+    return None
+
+
+def _first_nonfinite(value: Any, where: str) -> tuple[str, float] | None:
+    """Where (``metadata.a[2]``) the first non-finite float under ``value`` sits, and it."""
+    stack = [(value, where)]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return at, v
+        if isinstance(v, dict):
+            stack.extend((x, f"{at}.{k}") for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((x, f"{at}[{k}]") for k, x in reversed(list(enumerate(v))))
+    return None
 
 
 def load_json(text: str, path: str | os.PathLike[str]) -> Any:
     """Parse JSON text read from ``path``; duplicate keys are an error.
 
+    ``NaN``, ``Infinity``, ``-Infinity`` and numbers beyond the float range (``1e400``) come
+    back as :class:`NonFiniteNumber`, which the readers refuse naming the field (``must be an
+    integer, got NaN``); an integer of more digits than Python converts is an error here.
+
     Raises
     ------
     InstanceError
-        Malformed JSON (with the line), a duplicate key, or nesting too deep, naming the file.
+        Malformed JSON (with the line), a duplicate key, an integer too long (with the line), or
+        nesting too deep, naming the file.
     """
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        return json.loads(
+            text,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=NonFiniteNumber,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
+    except _BadNumber as exc:
+        line = _line_of(text, exc.token)
+        at = f" at line {line}" if line is not None else ""
+        raise InstanceError(
+            f"{path}: malformed JSON{at}: the number {exc.token}... {exc.reason}"
+        ) from None
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
     except ValueError as exc:
@@ -215,17 +451,31 @@ def load_json(text: str, path: str | os.PathLike[str]) -> Any:
 
 
 def write_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
-    """Write ``instance`` as SPEC section 9 JSON (one request per line, stable key order)."""
+    """Write ``instance`` as SPEC section 9 JSON (one request per line, stable key order).
+
+    The write is atomic (:func:`atomic_write_text`). Raises :class:`WriteError` naming the path
+    when it cannot be written (the previous file, if any, intact) and ``ValueError`` for
+    metadata that is not JSON (NaN, infinity, objects JSON cannot hold), before anything is
+    written.
+    """
     data = instance_to_dict(instance)
     reqs = data.pop("requests")
-    head = json.dumps(data, indent=1)[:-2]
+    try:
+        head = json.dumps(data, indent=1, allow_nan=False)[:-2]
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(
+            f"{path}: cannot write instance {quote(instance.name)}: {exc}"
+        ) from None
     lines = ",\n  ".join(json.dumps(r) for r in reqs)
-    Path(path).write_text(f'{head},\n "requests": [\n  {lines}\n ]\n}}\n', encoding="utf-8")
+    atomic_write_text(path, f'{head},\n "requests": [\n  {lines}\n ]\n}}\n')
 
 
 TRACE_PREFILL = "num_prefill_tokens"
 TRACE_DECODE = "num_decode_tokens"
 TRACE_ARRIVAL = "arrived_at"
+#: A time in seconds as a trace writes it: a plain decimal number (no ``1_000``, ``0x1p3``,
+#: ``inf`` or non-ASCII digits, all of which Python's ``float`` would take).
+_TIME_TEXT = re.compile(r"[+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 @overload
@@ -308,7 +558,7 @@ def read_trace_csv(
         for col in (TRACE_PREFILL, TRACE_DECODE):
             if col not in header:
                 raise InstanceError(
-                    f"{p}: line 1: missing column '{col}' (header is {','.join(header)!r}; "
+                    f"{p}: line 1: missing column '{col}' (header is {_brief(','.join(header))}; "
                     f"expected {TRACE_PREFILL},{TRACE_DECODE}[,{TRACE_ARRIVAL}])"
                 )
         ci_s, ci_o = header.index(TRACE_PREFILL), header.index(TRACE_DECODE)
@@ -346,14 +596,12 @@ def read_trace_csv(
                 o.append(ov)
                 lines.append(line_no)
                 if ci_a is not None:
-                    try:
-                        av = float(row[ci_a])
-                    except ValueError:
-                        av = math.nan
+                    text = row[ci_a].strip()
+                    av = float(text) if _TIME_TEXT.fullmatch(text) else math.nan
                     if not math.isfinite(av) or av < 0:
                         raise InstanceError(
                             f"{p}: {who}: field '{TRACE_ARRIVAL}' must be a time >= 0 in seconds, "
-                            f"got {row[ci_a]!r}"
+                            f"got {_brief(row[ci_a])}"
                         )
                     a.append(av)
         except csv.Error as exc:
@@ -409,8 +657,12 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
 
 
 def write_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
-    """Write ``schedule`` as SPEC section 9 schedule JSON to ``path``."""
-    Path(path).write_text(json.dumps(schedule_to_dict(schedule)) + "\n", encoding="utf-8")
+    """Write ``schedule`` as SPEC section 9 schedule JSON to ``path``.
+
+    The write is atomic (:func:`atomic_write_text`); raises :class:`WriteError` naming the path
+    when it cannot be written (the previous file, if any, intact).
+    """
+    atomic_write_text(path, json.dumps(schedule_to_dict(schedule)) + "\n")
 
 
 def read_schedule(
@@ -448,24 +700,29 @@ def read_schedule(
         raise InstanceError(f"{p}: cannot read: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
         raise InstanceError(f"{p}: field 'format' must be {SCHEDULE_FORMAT!r}")
+    _unknown_keys(data, SCHEDULE_KEYS, str(p))
     version = data.get("version", SCHEDULE_VERSION)
     if version != SCHEDULE_VERSION or isinstance(version, bool):
-        raise InstanceError(f"{p}: field 'version' is {version!r}; this lpsched reads 1")
+        raise InstanceError(f"{p}: field 'version' is {_brief(version)}; this lpsched reads 1")
     if "instance" in data and data["instance"] != instance.name:
         raise InstanceError(
-            f"{p}: field 'instance' is {data['instance']!r}, but the instance "
-            f"given is {instance.name!r}"
+            f"{p}: field 'instance' is {quote(data['instance'])}, but the instance "
+            f"given is {quote(instance.name)}"
         )
+    policy = data.get("policy", "")
+    if not isinstance(policy, str):
+        raise InstanceError(f"{p}: field 'policy' must be a string, got {_brief(policy)}")
     start = data.get("start")
     if not isinstance(start, list) or len(start) != instance.n:
         raise InstanceError(f"{p}: field 'start' must list {instance.n} integers")
     values = [
-        int_field(x, str(p), f"request '{instance.ids[i]}'", "start") for i, x in enumerate(start)
+        int_field(x, str(p), f"request {quote(instance.ids[i])}", "start")
+        for i, x in enumerate(start)
     ]
     for i, v in enumerate(values):
         if not 0 <= v <= MAX_VALUE:
             raise InstanceError(
-                f"{p}: request '{instance.ids[i]}': field 'start' must be a "
+                f"{p}: request {quote(instance.ids[i])}: field 'start' must be a "
                 f"round in [0, 2^40], got {v}"
             )
     runs = data.get("runs")
@@ -475,23 +732,48 @@ def read_schedule(
             and all(
                 isinstance(r, list)
                 and len(r) == 4
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in r)
+                and all(
+                    isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 2 * MAX_VALUE
+                    for v in r
+                )
                 for r in runs
             )
         ):
             raise InstanceError(
-                f"{p}: field 'runs' must list [request, start, end, completed] integer rows"
+                f"{p}: field 'runs' must list [request, start, end, completed] rows of "
+                "integers (rounds up to 2^41)"
             )
         runs = np.asarray(runs, dtype=np.int64).reshape(-1, 4)
-    sched = Schedule(
-        instance, np.asarray(values, dtype=np.int64), policy=str(data.get("policy", "")), runs=runs
-    )
-    if "completion" in data and data["completion"] != sched.completion.tolist():
-        raise InstanceError(f"{p}: field 'completion' disagrees with start + decode length")
-    if "tel" in data and (isinstance(data["tel"], bool) or data["tel"] != sched.tel):
-        raise InstanceError(f"{p}: field 'tel' is {data['tel']!r}, the starts give {sched.tel}")
+    sched = Schedule(instance, np.asarray(values, dtype=np.int64), policy=policy, runs=runs)
+    derived = {
+        "completion": sched.completion.tolist(),
+        "tel": sched.tel,
+        "evictions": sched.evictions,
+        "wasted_tokens": sched.wasted_tokens,
+    }
+    for key, value in derived.items():
+        if key in data and not _same_ints(data[key], value):
+            said = data[key]
+            shown = "the list given" if isinstance(said, list) else _brief(said)
+            raise InstanceError(
+                f"{p}: field {key!r} is {shown}, but the starts"
+                + (" and runs" if key in ("evictions", "wasted_tokens") else "")
+                + (" give start + decode length" if key == "completion" else f" give {value}")
+            )
     if check:
         bad = sched.violations(limit=3)
         if bad:
             raise InstanceError(f"{p}: infeasible schedule: " + "; ".join(bad))
     return sched
+
+
+def _same_ints(said: Any, value: int | list[int]) -> bool:
+    """Whether a value read from JSON is the integer (or list of integers) ``value``; integral
+    floats count (``5.0``), booleans do not."""
+    if isinstance(value, list):
+        return (
+            isinstance(said, list)
+            and len(said) == len(value)
+            and all(_same_ints(x, v) for x, v in zip(said, value, strict=True))
+        )
+    return not isinstance(said, bool) and isinstance(said, (int, float)) and said == value

@@ -12,13 +12,14 @@ and completions with prefix sums), so that every test can use it as the referee.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .instance import Instance
+from .instance import MAX_VALUE, Instance, quote
 
 __all__ = ["Schedule", "memory_at", "latency_stats", "InfeasibleScheduleError"]
 
@@ -62,6 +63,56 @@ def memory_at(
     return cw_start[k_start] - cw_end[k_end] + rounds * active
 
 
+def _start_rounds(values: Any, instance: Instance) -> np.ndarray:
+    """Starts ``p_i`` as a read-only int64 array, each an integer round in ``[0, 2^40]``.
+
+    Raises
+    ------
+    InfeasibleScheduleError
+        Wrong length, or a start that is not a finite integer in ``[0, MAX_VALUE]`` (the
+        message names the request). Source: SPEC section 2 (``p_i >= a_i >= 0``); the bound is
+        that of every value of the model (:data:`~lpsched.instance.MAX_VALUE`).
+    """
+    n = instance.n
+    start: np.ndarray | None
+    try:
+        start = np.asarray(values)
+    except (ValueError, TypeError, OverflowError):  # ragged or unconvertible
+        start = None
+    if start is None or start.ndim != 1:
+        raise InfeasibleScheduleError(f"starts must be a flat list of {n} rounds, one a request")
+    if start.shape != (n,):
+        raise InfeasibleScheduleError(f"schedule has {start.size} starts for {n} requests")
+
+    def good(v: Any) -> bool:
+        if isinstance(v, (bool, np.bool_)):
+            return False
+        if isinstance(v, (int, np.integer)):
+            return bool(0 <= v <= MAX_VALUE)
+        if isinstance(v, (float, np.floating)):
+            return bool(math.isfinite(v) and v == int(v) and 0 <= v <= MAX_VALUE)
+        return False
+
+    if start.dtype.kind in "iuf":  # vectorised
+        with np.errstate(invalid="ignore"):
+            ok = (start >= 0) & (start <= MAX_VALUE)
+            if start.dtype.kind == "f":
+                ok &= start == np.round(start)  # NaN fails every comparison
+        bad = np.flatnonzero(~ok)
+    else:  # booleans, text, objects (Python ints beyond int64): one by one
+        bad = np.flatnonzero([not good(v) for v in start.tolist()])
+    if bad.size:
+        i = int(bad[0])
+        v = start[i].item() if isinstance(start[i], np.generic) else start[i]
+        raise InfeasibleScheduleError(
+            f"request {quote(instance.ids[i])}: start must be an integer round in [0, 2^40], "
+            f"got {v!r}"
+        )
+    out = start.astype(np.int64, copy=True)
+    out.setflags(write=False)
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class Schedule:
     """A start round for every request of an instance, with its metrics.
@@ -99,15 +150,7 @@ class Schedule:
     runs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        start = np.asarray(self.start)
-        if start.shape != (self.instance.n,):
-            raise InfeasibleScheduleError(
-                f"schedule has {start.size} starts for {self.instance.n} requests"
-            )
-        if start.dtype.kind == "f" and not np.all(start == np.round(start)):
-            raise InfeasibleScheduleError("starts must be integers")
-        start = start.astype(np.int64, copy=True)
-        start.setflags(write=False)
+        start = _start_rounds(self.start, self.instance)
         object.__setattr__(self, "start", start)
         completion = start + self.instance.decode
         completion.setflags(write=False)
@@ -119,6 +162,10 @@ class Schedule:
             if runs.ndim != 2 or runs.shape[1] != 4 or (runs.size and runs.dtype.kind not in "iu"):
                 raise InfeasibleScheduleError(
                     "runs must be an integer array of rows (request, start, end, completed)"
+                )
+            if runs.size and (runs.min() < -MAX_VALUE or runs.max() > 2 * MAX_VALUE):
+                raise InfeasibleScheduleError(
+                    "runs: every entry must lie in [-2^40, 2^41] (rounds within the model's range)"
                 )
             runs = runs.astype(np.int64, copy=True)
             runs.setflags(write=False)
@@ -215,7 +262,7 @@ class Schedule:
         early = np.flatnonzero(self.start < inst.arrival)
         for i in early[:limit]:
             out.append(
-                f"request '{inst.ids[i]}' starts at round {self.start[i]} before its arrival "
+                f"request {quote(inst.ids[i])} starts at round {self.start[i]} before its arrival "
                 f"{inst.arrival[i]}"
             )
         rounds = np.unique(self._intervals()[2])
@@ -241,28 +288,28 @@ class Schedule:
         for i in range(inst.n):
             if len(out) >= limit:
                 break
-            rid = inst.ids[i]
+            rid = quote(inst.ids[i])
             runs = sorted(by_req.get(i, []))
             done = [r for r in runs if r[2] == 1]
             if len(done) != 1 or runs[-1][2] != 1:
-                out.append(f"request '{rid}' needs exactly one completed run, its last")
+                out.append(f"request {rid} needs exactly one completed run, its last")
                 continue
             p, end, _ = done[0]
             if p != self.start[i] or end != p + inst.decode[i]:
                 out.append(
-                    f"request '{rid}': completed run ({p}, {end}) disagrees with start "
+                    f"request {rid}: completed run ({p}, {end}) disagrees with start "
                     f"{self.start[i]} and decode length {inst.decode[i]}"
                 )
             prev_end = int(inst.arrival[i])
             for p, end, flag in runs:
                 if p < prev_end:
                     out.append(
-                        f"request '{rid}': run starting at {p} begins before its arrival "
+                        f"request {rid}: run starting at {p} begins before its arrival "
                         f"or before its previous run ended ({prev_end})"
                     )
                 if flag == 0 and not 1 <= end - p <= inst.decode[i] - 1:
                     out.append(
-                        f"request '{rid}': evicted run ({p}, {end}) must last 1 to "
+                        f"request {rid}: evicted run ({p}, {end}) must last 1 to "
                         f"o_i - 1 = {inst.decode[i] - 1} rounds"
                     )
                 prev_end = end

@@ -6,6 +6,7 @@ source, the request id and the field (SPEC section 1). File formats: ``tests/tes
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from lpsched.instance import Instance, InstanceError, Request
@@ -85,3 +86,38 @@ def test_prefill_plus_decode_equal_memory_is_accepted():
 
 def test_instance_error_is_value_error():
     assert issubclass(InstanceError, ValueError)
+
+
+# --------------------------------------------------------------------------- hardening
+
+
+def test_quote_escapes_control_characters():
+    from lpsched.instance import quote
+
+    assert quote("r1") == "'r1'"
+    assert quote("a\nb") == "'a\\nb'" and quote("\x1b[31m") == "'\\x1b[31m'"
+    assert quote(3) == "'3'" and quote("it's") == '"it\'s"'
+    assert all(quote(t).isprintable() for t in ("\r", "\u202e", "\x00", "\t"))
+
+
+@pytest.mark.parametrize("rid", ["line\nbreak", "\x1b]0;title\x07", "\u202eabc"])
+def test_error_messages_escape_ids(rid):
+    for build in (
+        lambda: Instance.from_arrays([1, 2], [1, 0], 10, ids=["ok", rid]),
+        lambda: Instance.from_arrays([1, 20], [1, 1], 10, ids=["ok", rid]),
+        lambda: Instance.from_arrays([1, 2], [1, 1], 10, ids=[rid, rid]),
+    ):
+        with pytest.raises(InstanceError) as info:
+            build()
+        assert repr(rid) in str(info.value) and str(info.value).isprintable()
+
+
+def test_too_large_value_prints_a_plain_number():
+    # used to print np.int64(2000000000000000)
+    with pytest.raises(InstanceError) as info:
+        Instance.from_arrays([1, 1], [1, 1], 10, arrival=np.array([0, 2 * 10**15]))
+    msg = str(info.value)
+    assert "np." not in msg and "got 2000000000000000" in msg and "field 'arrival'" in msg
+    with pytest.raises(InstanceError) as info:
+        Instance.from_arrays(np.array([0.5, 1.0]), [1, 1], 10)
+    assert "np." not in str(info.value) and "got 0.5" in str(info.value)

@@ -8,6 +8,7 @@ file, the request id (or CSV line) and the field (SPEC sections 1 and 9).
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -365,3 +366,215 @@ def test_read_schedule_rejects_completions_that_disagree(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InstanceError, match="completion"):
         read_schedule(path, ONLINE)
+
+
+# ---------------------------------------------------------------------- unknown keys (hardening)
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "guess"),
+    [
+        ("request", "arival", "arrival"),
+        ("request", "arrived_at", "arrival"),  # the trace column name
+        ("request", "prefil", "prefill"),
+        ("request", "decode_high", "decode_hi"),
+        ("top", "memroy", "memory"),
+        ("top", "requets", "requests"),
+        ("top", "meta", "metadata"),
+        ("top", "nmae", "name"),
+    ],
+)
+def test_unknown_key_is_an_error_with_the_close_match(tmp_path, where, key, guess):
+    doc = _doc(_with(1, **{key: 3})) if where == "request" else {**_doc(GOOD), key: 3}
+    path = _write_json(tmp_path / "typo.json", doc)
+    msg = _expect_error(path, path, f"unknown field '{key}'", f"did you mean '{guess}'?")
+    if where == "request":
+        assert "request 'b'" in msg
+
+
+def test_unknown_keys_all_named_and_metadata_free_form(tmp_path):
+    path = _write_json(tmp_path / "typo.json", _doc(_with(0, zzz=1, arival=2)))
+    _expect_error(path, "unknown fields 'zzz', 'arival' (did you mean 'arrival'?)", "request 'a'")
+    free = _doc(GOOD, metadata={"arival": 1, "anything": {"memroy": [1, 2]}})
+    assert read_instance(_write_json(tmp_path / "ok.json", free)).metadata["arival"] == 1
+
+
+def test_online_instance_typo_no_longer_becomes_offline(tmp_path):
+    reqs = [{**r, "arival": 5} for r in GOOD]
+    path = _write_json(tmp_path / "online.json", _doc(reqs))
+    _expect_error(path, "unknown field 'arival'")
+
+
+# --------------------------------------------------------------------------- non-finite numbers
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_number_in_a_field_names_request_and_field(tmp_path, literal):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_doc(GOOD)).replace('"decode": 5', f'"decode": {literal}'))
+    _expect_error(path, str(path), "request 'b'", "field 'decode'", literal)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "1e999"])
+def test_non_finite_number_in_metadata_is_refused(tmp_path, literal):
+    path = tmp_path / "bad.json"
+    doc = json.dumps(_doc(GOOD, metadata={"rate": 1, "deep": [0, {"x": 2}]}))
+    path.write_text(doc.replace('"x": 2', f'"x": {literal}'))
+    _expect_error(path, str(path), "metadata.deep[1].x", literal)
+
+
+def test_integer_with_too_many_digits_names_the_line(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"memory": 20,\n "requests": [\n  {"prefill": 1' + "0" * 5000 + "}]}")
+    _expect_error(path, str(path), "line 3", "too many digits")
+
+
+# --------------------------------------------------------------------------- ids are escaped
+
+
+@pytest.mark.parametrize("rid", ["a\nb", "\x1b[31mred", "tab\there", "\u202eevil", "bell\x07"])
+def test_ids_are_echoed_escaped(tmp_path, rid):
+    path = _write_json(tmp_path / "bad.json", _doc(_with(1, id=rid, decode=0)))
+    msg = _expect_error(path, str(path), repr(rid), "field 'decode'")
+    assert msg.isprintable()
+
+
+def test_schedule_errors_escape_ids(tmp_path):
+    inst = ONLINE.replace(ids=("ok", "new\nline", "x"))
+    path = tmp_path / "s.json"
+    path.write_text(
+        json.dumps({"format": "lpsched/schedule", "instance": inst.name, "start": [0, "one", 3]})
+    )
+    with pytest.raises(InstanceError, match=r"request 'new\\nline': field 'start'") as info:
+        read_schedule(path, inst)
+    assert str(info.value).isprintable()
+
+
+# --------------------------------------------------------------------------- trace times
+
+
+@pytest.mark.parametrize("text", ["1_000", "0x10", "\u0661\u0662", "inf", "nan", "1e5000"])
+def test_trace_time_must_be_a_plain_number(tmp_path, text):
+    p = tmp_path / "t.csv"
+    p.write_text(f"num_prefill_tokens,num_decode_tokens,arrived_at\n1,2,0\n1,2,{text}\n")
+    with pytest.raises(InstanceError, match=r"t\.csv: line 3: field 'arrived_at'"):
+        read_trace_csv(p)
+
+
+def test_trace_time_forms_that_are_numbers(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("num_prefill_tokens,num_decode_tokens,arrived_at\n1,2, 1.5\n1,2,2e1\n1,2,+3.\n")
+    assert read_trace_csv(p)[2].tolist() == [1.5, 20.0, 3.0]
+
+
+# --------------------------------------------------------------------------- schedule reader
+
+
+def _schedule_doc(**changes):
+    doc = {
+        "format": "lpsched/schedule",
+        "version": 1,
+        "instance": ONLINE.name,
+        "policy": "hand",
+        "start": [0, 1, 3],
+    }
+    doc.update(changes)
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"strat": [0, 1, 3]}, "unknown field 'strat' (did you mean 'start'?)"),
+        ({"policy": 7}, "field 'policy' must be a string"),
+        ({"tel": True}, "field 'tel'"),
+        ({"completion": [True, 2, 5]}, "field 'completion'"),
+        ({"evictions": 3}, "field 'evictions' is 3"),
+        ({"wasted_tokens": 1}, "field 'wasted_tokens'"),
+        ({"runs": [[0, 2**70, 0, 1]]}, "field 'runs'"),
+        ({"start": [0, 1, "NaN"]}, "field 'start'"),
+    ],
+)
+def test_schedule_reader_refuses_silent_changes(tmp_path, changes, needle):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_schedule_doc(**changes)))
+    with pytest.raises(InstanceError, match=re.escape(needle)) as info:
+        read_schedule(path, ONLINE)
+    assert str(path) in str(info.value)
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+def _enospc_after(monkeypatch, nbytes):
+    """Make os.write write ``nbytes`` bytes of the next file, then fail with ENOSPC."""
+    import errno
+    import os
+
+    real = os.write
+    left = [nbytes]
+
+    def fake(fd, data):
+        if fd <= 2:
+            return real(fd, data)
+        if left[0] <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        k = real(fd, bytes(data[: left[0]]))
+        left[0] -= k
+        return k
+
+    monkeypatch.setattr("lpsched.io.os.write", fake)
+
+
+@pytest.mark.parametrize("writer", ["instance", "schedule", "text"])
+def test_full_disk_leaves_the_previous_file_intact(tmp_path, monkeypatch, writer):
+    import errno
+
+    from lpsched.io import WriteError, atomic_write_text
+
+    path = tmp_path / "out.json"
+    path.write_text("previous\n")
+
+    def write():
+        if writer == "instance":
+            write_instance(ONLINE, path)
+        elif writer == "schedule":
+            write_schedule(Schedule(ONLINE, [0, 1, 3]), path)
+        else:
+            atomic_write_text(path, "x" * 10_000)
+
+    _enospc_after(monkeypatch, 7)
+    with pytest.raises(WriteError, match=re.escape(f"{path}: cannot write: No space left")) as info:
+        write()
+    assert info.value.errno == errno.ENOSPC and isinstance(info.value, OSError)
+    assert path.read_text() == "previous\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary file left
+
+
+def test_atomic_write_replaces_whole_and_keeps_mode(tmp_path):
+    import os
+    import stat
+
+    from lpsched.io import WriteError, atomic_write_text
+
+    path = tmp_path / "a.txt"
+    path.write_text("old")
+    os.chmod(path, 0o640)
+    atomic_write_text(path, "new text")
+    assert path.read_text() == "new text" and stat.S_IMODE(path.stat().st_mode) == 0o640
+    link = tmp_path / "link.txt"
+    link.symlink_to(path)
+    atomic_write_text(link, "via link")
+    assert link.is_symlink() and path.read_text() == "via link"
+    with pytest.raises(WriteError, match="folder .*missing does not exist"):
+        atomic_write_text(tmp_path / "missing" / "a.txt", "x")
+    with pytest.raises(WriteError, match="is a directory"):
+        atomic_write_text(tmp_path, "x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "link.txt"]
+
+
+def test_write_instance_refuses_non_json_metadata_before_writing(tmp_path):
+    path = tmp_path / "i.json"
+    with pytest.raises(InstanceError, match="cannot write instance"):
+        write_instance(ONLINE.replace(metadata={"rate": float("nan")}), path)
+    assert not path.exists()

@@ -149,3 +149,35 @@ def test_memory_matches_brute_force(sched):
     feasible = max(expect) <= inst.memory and all(pi >= ai for pi, ai in zip(p, a, strict=True))
     assert sched.feasible == feasible
     assert (sched.violations() == []) == feasible
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [float("inf"), 0, 3],
+        [float("nan"), 0, 3],
+        [2**63, 0, 3],
+        [2**70, 0, 3],
+        np.array([2**63, 0, 3], dtype=np.uint64),
+        [-1, 0, 3],
+        [2**40 + 1, 0, 3],
+        ["0", 0, 3],
+        np.array([True, False, True]),
+    ],
+)
+def test_starts_must_be_integer_rounds_in_the_model_range(bad):
+    # Schedule(inst, [inf, 0, 0]) and a start of 2^63 used to give TEL -9223372036854775798
+    with pytest.raises(
+        InfeasibleScheduleError,
+        match=r"request 'A': start must be an integer round in \[0, 2\^40\]",
+    ):
+        Schedule(OFFLINE, bad)
+
+
+def test_starts_at_the_range_limit_and_shape_errors():
+    sched = Schedule(OFFLINE, [2**40, 0, 3])
+    assert sched.tel == 2**40 + 3 + 2 + 3 + 1
+    with pytest.raises(InfeasibleScheduleError, match="flat list of 3 rounds"):
+        Schedule(OFFLINE, [[0], [0], [3]])
+    with pytest.raises(InfeasibleScheduleError, match="runs"):
+        Schedule(OFFLINE, [0, 0, 3], runs=np.array([[0, 0, 2**62, 1]]))

@@ -25,7 +25,7 @@ from ..instance import Instance
 from ..io import read_instance, write_instance
 from ..policies.registry import parse_policy, run_policy
 from ..solvers.cache import OptimumCache
-from .engine import Sweep, Task, run_sweep
+from .engine import Sweep, Task, finite_float, run_sweep, seconds
 
 __all__ = [
     "SearchResult",
@@ -381,7 +381,14 @@ def search_row(
         [task],
         compute,
         params={"solver": solver, "time_limit": time_limit},
-        types={"ratio": float, "tel": int, "opt": int, "n": int, "memory": int},
+        types={
+            "ratio": finite_float,
+            "tel": int,
+            "opt": int,
+            "n": int,
+            "memory": int,
+            "runtime_s": seconds,
+        },
         check=_check_row,
     )
     local = {k: v for k, v in engine.items() if k not in ("workers", "scheduler")}

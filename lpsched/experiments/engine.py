@@ -17,7 +17,10 @@ every row, and how to check a row read back. :func:`run_sweep` then
   processes, or on a Dask cluster (``scheduler=ADDRESS``, or ``"local"`` for a
   ``distributed.LocalCluster``). Results come back to this process, the one writer, which
   appends and flushes each row the moment it has it, so a crash or Ctrl-C loses at most the
-  tasks in flight. Parallel and serial runs give the same rows;
+  tasks in flight (each row is one write with SIGINT and SIGTERM held back, so the file never
+  ends in half a row; on Ctrl-C the local worker processes are stopped). A worker process that
+  dies (killed, out of memory) stops the run with :class:`SweepWorkerError`, the finished rows
+  kept. Parallel and serial runs give the same rows;
 * shows a progress bar (``tqdm.auto``: tasks done / to do, rows reused, ETA; the tasks in
   flight with ``verbose``);
 * returns the rows of the current tasks only, in task order, so a table drawn from them never
@@ -30,6 +33,7 @@ Source: ours (Dask: ``distributed`` for clusters; ``filelock`` for the folder lo
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import csv
 import functools
 import hashlib
@@ -37,10 +41,13 @@ import io
 import json
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -55,8 +62,11 @@ __all__ = [
     "Sweep",
     "SweepParameterError",
     "SweepLockedError",
+    "SweepWorkerError",
     "PROVENANCE",
     "provenance",
+    "finite_float",
+    "seconds",
     "solver_threads",
     "run_folder",
     "trace_identity",
@@ -76,6 +86,29 @@ class SweepParameterError(ValueError):
 
 class SweepLockedError(BlockingIOError):
     """Another run holds the lock of the output folder (an ``OSError``). Source: ours."""
+
+
+class SweepWorkerError(RuntimeError):
+    """A worker process died (killed by a signal, out of memory) during a parallel sweep; the
+    message names the tasks that were not finished and where the finished rows are. Source:
+    ours."""
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back inside the block (POSIX, main thread), delivering them on
+    exit, so that a row is written whole or not at all."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not (
+        threading.main_thread()
+    ):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @dataclass(frozen=True)
@@ -138,15 +171,48 @@ class Sweep:
     check: Callable[[Mapping[str, Any]], str | None] | None = None
 
 
+_TIMING = frozenset({"runtime_s", "mip_s", "lp_s", "exact_s"})
+
+
+def finite_float(text: str) -> float:
+    """Parse a CSV cell as a finite float (``nan`` and ``inf`` are refused), for
+    :attr:`Sweep.types`. Source: ours."""
+    value = float(text)
+    if not np.isfinite(value):
+        raise ValueError(f"not finite: {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """Parse a CSV cell as a duration: a finite float ``>= 0`` (seconds), for
+    :attr:`Sweep.types`. Source: ours."""
+    value = finite_float(text)
+    if value < 0:
+        raise ValueError(f"negative duration: {text!r}")
+    return value
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
     return str(v)
 
 
+def _sources_digest() -> str:
+    """A short SHA-256 of every ``.py`` file of the installed package (paths and bytes)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
 @functools.cache
 def _git_commit() -> str:
-    """The commit of the checkout this package runs from (``-dirty`` with changes), or ''."""
+    """What identifies the code that computes a row: the git commit of the checkout this
+    package runs from; with uncommitted changes (or outside a checkout) also a digest of the
+    package's sources, so two different working trees never share a provenance."""
     here = Path(__file__).resolve().parent
     try:
         head = subprocess.run(
@@ -157,15 +223,15 @@ def _git_commit() -> str:
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(here), "status", "--porcelain", "--", "."],
             capture_output=True,
             text=True,
             timeout=10,
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return ""
-    return head + ("-dirty" if dirty else "")
+        return f"src-{_sources_digest()}"
+    return head + (f"-dirty-src-{_sources_digest()}" if dirty else "")
 
 
 def _version(package: str) -> str:
@@ -285,17 +351,22 @@ class _Results:
         for col, parse in self.sweep.types.items():
             try:
                 values[col] = parse(row[col])
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 return (
                     f"field '{col}' is not a valid {getattr(parse, '__name__', 'value')}: "
                     f"{row[col]!r}"
                 )
-        return None if self.sweep.check is None else self.sweep.check(values)
+        if self.sweep.check is None:
+            return None
+        try:
+            return self.sweep.check(values)
+        except Exception as exc:  # a row so broken that the check itself fails is rejected too
+            return f"the row's values cannot be checked ({exc})"
 
     def _read(self, strict: bool, report: Callable[[str], None]) -> None:
         raw = self.path.read_bytes()
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise ValueError(
                 f"{self.path}: not a UTF-8 results CSV; move it away or use --fresh"
@@ -328,7 +399,7 @@ class _Results:
             )
         kept = [lines[0]]
         stale: dict[str, list[int]] = {}
-        duplicates = 0
+        duplicates: list[tuple[int, bool]] = []
         for line_no, line in enumerate(lines[1:], start=2):
             if not line.strip():
                 kept.append(line)
@@ -360,7 +431,9 @@ class _Results:
                 continue
             k = self.key_of(row)
             if k in self.done:
-                duplicates += 1
+                first = self.done[k]
+                same = all(first[c] == row[c] for c in self.sweep.fields if c not in _TIMING)
+                duplicates.append((line_no, same))
                 continue
             self.done[k] = row
         if stale:
@@ -375,13 +448,18 @@ class _Results:
                 )
             report(message + "; ignored (they stay in the file)")
         if duplicates:
+            conflicting = [n for n, same in duplicates if not same]
             report(
-                f"{self.path}: {duplicates} duplicate row(s) of the same key and provenance; "
-                "the first of each is used"
+                f"{self.path}: line(s) {_lines([n for n, _ in duplicates])} repeat the key of an "
+                "earlier row with the same provenance; the first of each is used"
+                + (f" (line(s) {_lines(conflicting)} disagree with it)" if conflicting else "")
             )
         if rejected:
             bad = self.path.with_name(self.path.stem + ".rejected.csv")
-            new = not bad.exists()
+            new = not bad.exists() or not bad.stat().st_size
+            if not new and not bad.read_bytes().endswith(b"\n"):
+                with bad.open("a", encoding="utf-8") as fh:
+                    fh.write("\n")
             with bad.open("a", newline="", encoding="utf-8") as fh:
                 w = csv.writer(fh)
                 if new:
@@ -401,9 +479,15 @@ class _Results:
         out = {k: _fmt(row[k]) for k in self.sweep.fields} | self.prov
         buf = io.StringIO()
         csv.writer(buf).writerow([out[k] for k in self.header])
-        with self.path.open("a", newline="", encoding="utf-8") as fh:
-            fh.write(buf.getvalue())
-            fh.flush()
+        data = buf.getvalue().encode("utf-8")
+        with _signals_held():
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            try:
+                written = 0
+                while written < len(data):
+                    written += os.write(fd, data[written:])
+            finally:
+                os.close(fd)
         self.done[self.key_of(out)] = out
         return out
 
@@ -474,6 +558,11 @@ def run_sweep(
         A CSV with other columns, or a computed row that lacks a column.
     ImportError
         ``scheduler`` given without the ``cluster`` extra installed.
+    SweepWorkerError
+        A local worker process died; the rows finished so far are in the CSV.
+    KeyboardInterrupt
+        Ctrl-C (the local worker processes are stopped; the rows finished so far are in the
+        CSV).
     """
     say = report or _say
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -491,7 +580,12 @@ def run_sweep(
         ) from None
     try:
         if fresh and path.exists():
-            backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            backup = path.with_name(f"{path.name}.bak-{stamp}")
+            k = 1
+            while backup.exists():  # never overwrite an earlier backup
+                k += 1
+                backup = path.with_name(f"{path.name}.bak-{stamp}-{k}")
             os.replace(path, backup)
             say(f"{path}: moved the old results to {backup.name} (--fresh)")
         results = _Results(sweep, path, provenance(sweep.params), strict, say)
@@ -506,11 +600,18 @@ def run_sweep(
         reused = sum(1 for k in order if k in results.done)
         if reused:
             say(f"{path}: reused {reused} of {len(order)} row(s) already computed")
-        others = len(set(results.done) - set(order))
-        if others:
+        outside = set(results.done) - set(order)
+        if outside:
+            wanted = [set(k[j] for k in order) for j in range(len(results.key))]
+            extra = [
+                f"{col} {', '.join(sorted({k[j] for k in outside} - wanted[j]))}"
+                for j, col in enumerate(results.key)
+                if {k[j] for k in outside} - wanted[j]
+            ]
             say(
-                f"{path}: {others} row(s) in the file belong to tasks outside this run (other "
-                "seeds, sizes or settings); left out of the table"
+                f"{path}: {len(outside)} row(s) in the file belong to tasks outside this run ("
+                + ("; ".join(extra) or "other combinations")
+                + "); left out of the table"
             )
         bar = tqdm(
             total=len(todo),
@@ -551,6 +652,7 @@ def _run_processes(
 ) -> None:
     ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    futures: dict[cf.Future, Task] = {}
     try:
         futures = {pool.submit(_compute_all, sweep.compute, t.params, m): t for t, m in todo}
         if verbose:
@@ -565,10 +667,36 @@ def _run_processes(
                     + ("; ".join(running) or "none")
                 )
             bar.update()
+    except BrokenProcessPool:
+        _stop_workers(pool)
+        lost = [_label(t.params) for f, t in futures.items() if not _finished(f)]
+        shown = "; ".join(lost[:4]) + (f" and {len(lost) - 4} more" if len(lost) > 4 else "")
+        raise SweepWorkerError(
+            f"{sweep.name}: a worker process died (killed by a signal or out of memory) with "
+            f"{len(lost)} task(s) unfinished ({shown}); the finished rows are kept in "
+            f"{results.path}, rerun to resume"
+        ) from None
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_workers(pool)
         raise
     pool.shutdown()
+
+
+def _finished(fut: cf.Future) -> bool:
+    return fut.done() and not fut.cancelled() and fut.exception() is None
+
+
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Cancel the queued tasks and end the worker processes now: their running tasks are
+    lost anyway, and a worker busy with a long solve would otherwise keep this process from
+    exiting until it finished."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # the pool's own record
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(5)
 
 
 def _run_dask(

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..generators.families import FAMILIES, family_good_schedule, family_instance, family_tels
 from ..policies.registry import run_policy
-from .engine import Sweep, Task, run_sweep
+from .engine import Sweep, Task, finite_float, run_sweep
 from .tables import markdown_table, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "FAMILY_FIELDS", "family_sweep", "run"]
@@ -74,7 +74,7 @@ def family_sweep(
         ["family", "memory", "policy"],
         tasks,
         _family_rows,
-        types={"memory": int, "n": int, "tel": int, "good_tel": int, "ratio": float},
+        types={"memory": int, "n": int, "tel": int, "good_tel": int, "ratio": finite_float},
         check=_check_row,
     )
     return run_sweep(sweep, out_dir, **engine)
@@ -110,6 +110,10 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
     closed_h, closed_g = family_tels(v["family"], v["memory"])
     if v["good_tel"] != closed_g or abs(v["ratio"] - v["tel"] / v["good_tel"]) > 1e-4:
         return f"good TEL {v['good_tel']} or ratio {v['ratio']} disagrees with the closed form"
+    if v["tel"] < closed_g or v["n"] < 1:
+        return f"TEL {v['tel']} is below the good schedule's {closed_g}, which is optimal or close"
+    if v["policy"] == FAMILIES[v["family"]].policy and v["tel"] != closed_h:
+        return f"TEL {v['tel']} of the family's own policy differs from its closed form {closed_h}"
     return None
 
 

@@ -20,7 +20,7 @@ from ..generators.workloads import from_traces, generate
 from ..instance import Instance
 from ..io import require_files
 from ..policies.registry import run_policy
-from .engine import Sweep, Task, run_sweep, trace_identity
+from .engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
 from .tables import markdown_table, write_report
 
 __all__ = [
@@ -142,8 +142,8 @@ def policy_comparison(
         tasks,
         partial(_compare, n=n, solver=solver, trace_dir=tdir),
         params={"n": n, "solver": solver, "traces": trace_identity(tdir, TRACE_FILES.values())},
-        types={"n": int, "tel": int, "mean_latency": float},
-        check=_check_row,
+        types={"n": int, "tel": int, "mean_latency": finite_float, "runtime_s": seconds},
+        check=partial(_check_row, n=n),
     )
     return run_sweep(sweep, out_dir, **engine)
 
@@ -169,10 +169,12 @@ def _compare(
         }
 
 
-def _check_row(v: Mapping[str, Any]) -> str | None:
-    """A row read back must be possible: ``n >= 1``, ``TEL >= n`` (every latency is at least
-    one round) and ``mean_latency = TEL / n``."""
-    if v["n"] < 1 or v["tel"] < v["n"]:
+def _check_row(v: Mapping[str, Any], *, n: int) -> str | None:
+    """A row read back must be possible: its ``n`` is the sweep's, ``TEL >= n`` (every latency
+    is at least one round) and ``mean_latency = TEL / n``."""
+    if v["n"] != n:
+        return f"n = {v['n']} in a sweep of n = {n}"
+    if v["tel"] < v["n"]:
         return f"TEL {v['tel']} is impossible for n = {v['n']} requests"
     if abs(v["mean_latency"] - v["tel"] / v["n"]) > 1e-4 * max(1.0, v["mean_latency"]):
         return f"mean_latency {v['mean_latency']} is not TEL / n = {v['tel'] / v['n']:.6g}"

@@ -20,7 +20,7 @@ from ..generators.intervals import from_spec
 from ..generators.workloads import generate
 from ..instance import Instance
 from ..policies.registry import run_policy
-from .engine import Sweep, Task, run_sweep
+from .engine import Sweep, Task, finite_float, run_sweep, seconds
 from .tables import markdown_table, mean_by, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "INTERVAL_SETTINGS", "INTERVAL_POLICIES", "run"]
@@ -117,10 +117,11 @@ def run(
         types={
             "n": int,
             "tel": int,
-            "mean_latency": float,
+            "mean_latency": finite_float,
             "evictions": int,
             "wasted_tokens": int,
-            "mean_width": float,
+            "mean_width": finite_float,
+            "runtime_s": seconds,
         },
         check=_check_row,
     )

@@ -20,7 +20,7 @@ from ..instance import Instance
 from ..io import read_trace_csv, require_files
 from ..policies.registry import run_policy
 from ..schedule import latency_stats
-from .engine import Sweep, Task, run_sweep, trace_identity
+from .engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
 from .tables import markdown_table, mean_by, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "ONLINE_POLICIES", "TRACE_FILE", "run"]
@@ -143,11 +143,12 @@ def run(
         },
         types={
             "n": int,
-            "mean_latency": float,
-            "p50_latency": float,
-            "p99_latency": float,
+            "mean_latency": finite_float,
+            "p50_latency": finite_float,
+            "p99_latency": finite_float,
             "makespan": int,
-            "throughput": float,
+            "throughput": finite_float,
+            "runtime_s": seconds,
         },
         check=_check_row,
     )

@@ -25,7 +25,7 @@ from ..generators.small import EXACT_WORKLOADS
 from ..policies.registry import run_policy
 from ..solvers.result import SolveStatus
 from ..solvers.solve import lp_bound, solve_exact
-from .engine import Sweep, Task, run_sweep, solver_threads
+from .engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from .tables import markdown_table, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "GAP_POLICIES", "run", "gap_table"]
@@ -118,9 +118,11 @@ def run(
             "n": int,
             "memory": int,
             "optimum": _optional_int,
-            "mip_bound": float,
-            "lp_bound": float,
+            "mip_bound": finite_float,
+            "lp_bound": finite_float,
             "tel": int,
+            "mip_s": seconds,
+            "lp_s": seconds,
         },
         check=_check_row,
     )

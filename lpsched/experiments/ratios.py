@@ -30,7 +30,7 @@ from ..policies.registry import parse_policy, run_policy
 from ..solvers.cache import OptimumCache
 from ..solvers.solve import lp_bound
 from .adversarial import search_row
-from .engine import Sweep, Task, run_sweep, solver_threads
+from .engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from .tables import markdown_table, write_report
 
 __all__ = [
@@ -145,10 +145,11 @@ def ratio_sweep(
             "memory": int,
             "tel": int,
             "opt": int,
-            "lower_bound": float,
-            "lp_bound": float,
-            "ratio_opt": float,
-            "ratio_lp": float,
+            "lower_bound": finite_float,
+            "lp_bound": finite_float,
+            "ratio_opt": finite_float,
+            "ratio_lp": finite_float,
+            "exact_s": seconds,
         },
         check=_check_row,
     )

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from tabulate import tabulate
 
+from ..io import WriteError, atomic_write_text
+
 __all__ = ["markdown_table", "mean_by", "write_report"]
 
 
@@ -22,10 +24,19 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], headers: Sequence[str]) ->
 
 
 def write_report(out_dir: str | os.PathLike[str], name: str, text: str) -> str:
-    """Write ``text`` to ``out_dir/NAME.md`` (with a final newline) and return it."""
+    """Write ``text`` to ``out_dir/NAME.md`` (with a final newline) and return it.
+
+    The write is atomic (:func:`lpsched.io.atomic_write_text`): a failure raises
+    :class:`lpsched.io.WriteError` naming the path and leaves the previous report intact.
+    """
     path = Path(out_dir) / f"{name}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteError(
+            f"{path}: cannot write: {exc.strerror or exc} (nothing was written)"
+        ) from None
+    atomic_write_text(path, text.rstrip("\n") + "\n")
     return text
 
 

@@ -18,15 +18,25 @@ Separation (:func:`separate_cover_cuts`): per row, a dynamic programme over the 
 of ``u`` at coefficient ``>= theta_u``; a value below 1 is a violated cut. Each threshold is then
 lowered as far as ``sum theta > M`` allows (a stronger cut). Source: ours (GUB covers: Wolsey,
 *Valid inequalities for 0-1 knapsacks and MIPs with generalised upper bound constraints*, 1990).
+
+Repair (:func:`overflow_cuts`): a floating-point solver may return an integral point whose
+schedule overflows ``M`` by a few tokens (its feasibility tolerance is relative, and the
+coefficients may be near ``1e10``). In every overflowing round the running requests, at their
+own coefficients, are a cover (``sum theta > M`` in exact integer arithmetic), so the same cut
+holds and cuts the point off. A class of ``c > 1`` identical requests cannot sit in ``C``; a
+round that holds one gets the *uniform* cover instead: ``k`` requests that each hold at least
+``theta = floor(M / k) + 1`` tokens hold more than ``M``, so at most ``k - 1`` of them run at
+such a coefficient (every unit counted per member).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..schedule import memory_at
 from .time_indexed import TimeIndexedMatrix
 
-__all__ = ["MemoryRows", "separate_cover_cuts"]
+__all__ = ["MemoryRows", "separate_cover_cuts", "overflow_cuts"]
 
 
 class MemoryRows:
@@ -144,3 +154,60 @@ def separate_cover_cuts(
             found.append(r)
     found.sort(key=lambda r: -r[0])
     return [(cols, rhs) for _, cols, rhs in found[:max_cuts]]
+
+
+def overflow_cuts(rows: MemoryRows, start: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    """Cover cuts ``sum_{c in cols} x_c <= rhs`` that cut off the integral point of ``start``
+    when its schedule overflows the KV cache (module docstring), one per overflowing round.
+
+    Parameters
+    ----------
+    rows : MemoryRows
+    start : ndarray of int, shape (n,)
+        Starts ``p_i`` (rounds) read from a solver's integral solution.
+
+    Returns
+    -------
+    list of (cols, rhs)
+        Column indices (int32) with coefficient 1 and the right-hand side; empty when the
+        schedule fits in every round. Each cut holds for every schedule (exact integers) and is
+        violated by ``start``: a GUB cover of the running requests with thresholds lowered as
+        far as ``sum theta > M`` allows, or the uniform cover when a class of identical
+        requests runs.
+
+    Notes
+    -----
+    Source: ours (the cover argument of the module docstring).
+    """
+    mat = rows.mat
+    inst = mat.instance
+    M = int(inst.memory)
+    s, o = inst.prefill.astype(np.int64), inst.decode.astype(np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    rounds = np.arange(1, mat.T + 1, dtype=np.int64)
+    over = rounds[memory_at(s, start, start + o, rounds) > M]
+    unit = mat.unit_of()
+    out: list[tuple[np.ndarray, int]] = []
+    for t in over.tolist():
+        run = np.flatnonzero((start < t) & (t <= start + o))
+        coef = s[run] + t - start[run]  # tokens of each running request in round t
+        cols, units, cf = rows.rows[t - 1]
+        if (mat.count[unit[run]] == 1).all():
+            theta = dict(zip(unit[run].tolist(), coef.tolist(), strict=True))
+            total = sum(theta.values())
+            for u in list(theta):  # lower each threshold while the cover stays a cover
+                low = max(M + 1 - (total - theta[u]), int(cf[units == u].min()))
+                if low < theta[u]:
+                    total += low - theta[u]
+                    theta[u] = low
+            top = max(theta.values())
+            th = np.array([theta.get(int(u), top) for u in units.tolist()], dtype=np.int64)
+            out.append((cols[cf >= th].astype(np.int32), len(theta) - 1))
+            continue
+        desc = np.sort(coef)[::-1]
+        k_all = np.arange(1, desc.size + 1)
+        fits = np.flatnonzero(k_all * desc > M)
+        if fits.size:
+            k = int(k_all[fits[0]])
+            out.append((cols[cf >= M // k + 1].astype(np.int32), k - 1))
+    return out

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..instance import Instance
+from ..instance import Instance, quote
 from ..schedule import Schedule
 
 __all__ = [
@@ -186,7 +186,7 @@ def start_windows(
         i = int(bad[0])
         raise HorizonError(
             f"{instance.name}: horizon T = {horizon} (slack {slack}) leaves request "
-            f"'{instance.ids[i]}' no start: it needs T >= a_i + o_i = "
+            f"{quote(instance.ids[i])} no start: it needs T >= a_i + o_i = "
             f"{int(instance.arrival[i] + instance.decode[i])}"
         )
     return lo, hi.astype(np.int64)

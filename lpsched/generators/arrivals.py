@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -49,7 +50,9 @@ def poisson_arrivals(n: int, rate: float, rng: np.random.Generator) -> np.ndarra
     return times.astype(np.int64)
 
 
-def trace_arrival_rounds(arrived_at: np.ndarray, round_s: float) -> np.ndarray:
+def trace_arrival_rounds(
+    arrived_at: np.ndarray, round_s: float, *, rows: Sequence[str] | None = None
+) -> np.ndarray:
     """Arrival rounds ``floor((t_i - t_0) / round_s)`` from times in seconds.
 
     Parameters
@@ -57,24 +60,60 @@ def trace_arrival_rounds(arrived_at: np.ndarray, round_s: float) -> np.ndarray:
     arrived_at : ndarray of float, shape (n,)
         Arrival times (seconds), any order.
     round_s : float
-        Duration of one round (seconds), ``> 0``.
+        Duration of one round (seconds), ``> 0`` and finite.
+    rows : sequence of str, length n, optional
+        Where each time was read (``"trace.csv: line 7"``), named in the errors; default
+        ``"time i"``.
 
     Returns
     -------
     ndarray of int64, shape (n,)
-        Rounds, the earliest at 0.
+        Rounds, the earliest at 0, each at most ``MAX_VALUE`` (2^40).
 
     Raises
     ------
     ValueError
-        ``round_s <= 0`` or a time is not finite.
+        ``round_s`` not a positive finite number; or (an :class:`InstanceError`) a time that is
+        not finite, or so far after the first that its round passes 2^40. The message names the
+        row and the field ``arrived_at``.
     """
     t = np.asarray(arrived_at, dtype=float)
-    if not round_s > 0:
-        raise ValueError(f"round duration must be positive, got {round_s}")
-    if not np.all(np.isfinite(t)):
-        raise ValueError("arrival times must be finite")
-    return np.floor((t - t.min()) / round_s + 1e-9).astype(np.int64)
+    if isinstance(round_s, bool) or not (
+        isinstance(round_s, (int, float, np.integer, np.floating))
+        and math.isfinite(round_s)
+        and round_s > 0
+    ):
+        raise ValueError(
+            f"round duration must be a positive finite number of seconds, got {round_s!r}"
+        )
+    if t.ndim != 1 or (rows is not None and len(rows) != t.size):
+        raise ValueError("give one arrival time (and one row label) per request")
+
+    def row(i: int) -> str:
+        return rows[i] if rows is not None else f"time {i}"
+
+    if t.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    finite = np.isfinite(t)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise InstanceError(
+            f"{row(i)}: field 'arrived_at' must be a finite time in seconds, got {t[i].item()!r}"
+        )
+    first = int(np.argmin(t))
+    with np.errstate(over="ignore"):
+        rounds = np.floor((t - t[first]) / round_s + 1e-9)
+    over = ~(rounds <= MAX_VALUE)  # also an overflow to inf
+    if over.any():
+        i = int(np.argmax(np.where(over, t, -np.inf)))
+        gap = t[i].item() - t[first].item()
+        raise InstanceError(
+            f"{row(i)}: field 'arrived_at' = {t[i].item():g} s lies {gap:g} s "
+            f"after the first arrival ({row(first)}), {rounds[i].item():.3g} rounds of "
+            f"{round_s:g} s; arrival rounds must be <= 2^40: use a longer round or a shorter "
+            "trace window"
+        )
+    return rounds.astype(np.int64)
 
 
 def nominal_capacity(prefill: np.ndarray, decode: np.ndarray, memory: int) -> float:
@@ -141,25 +180,35 @@ def trace_window(
     """
     if (rate is None) == (round_s is None):
         raise ValueError("give exactly one of rate and round_s")
-    s, o, t = read_trace_csv(path)
+    if rate is not None and not (isinstance(rate, (int, float)) and 0 < rate < math.inf):
+        raise ValueError(
+            f"rate must be a positive finite number of requests per round, got {rate!r}"
+        )
+    s, o, t, line = read_trace_csv(path, with_lines=True)
     if t is None:
-        raise InstanceError(f"{path}: no 'arrived_at' column")
+        raise InstanceError(f"{path}: line 1: missing column 'arrived_at' (needed for arrivals)")
     if offset < 0 or n < 2 or offset + n > s.size:
         raise InstanceError(f"{path}: rows {offset}..{offset + n - 1} requested, file has {s.size}")
     sl = slice(offset, offset + n)
-    s, o, t = s[sl], o[sl], t[sl]
+    s, o, t, line = s[sl], o[sl], t[sl], line[sl]
     over = np.flatnonzero(s + o > memory)
     if over.size:
         i = int(over[0])
         raise InstanceError(
-            f"{path}: line {offset + i + 2}: num_prefill_tokens + "
+            f"{path}: line {line[i]}: num_prefill_tokens + "
             f"num_decode_tokens = {int(s[i] + o[i])} > memory M = {memory}"
         )
     if round_s is None:
         assert rate is not None  # exactly one of rate and round_s (checked above)
         span = float(t.max() - t.min())
+        if not span > 0:
+            raise InstanceError(
+                f"{path}: lines {line[0]}-{line[-1]}: field 'arrived_at' is {t[0].item():g} s on "
+                f"every row of the window, so no round duration gives the rate {rate:g} per "
+                "round; the window needs arrival times that differ (or give round_s)"
+            )
         round_s = rate * span / (n - 1)
-    arrival = trace_arrival_rounds(t, round_s)
+    arrival = trace_arrival_rounds(t, round_s, rows=[f"{path}: line {k}" for k in line.tolist()])
     return Instance.from_arrays(
         s,
         o,
@@ -171,6 +220,6 @@ def trace_window(
             "trace": os.path.basename(os.fspath(path)),
             "offset": offset,
             "round_s": round_s,
-            "rows": [offset + 2, offset + n + 1],
+            "rows": [int(line[0]), int(line[-1])],
         },
     )

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..instance import Instance, InstanceError
+from ..instance import Instance, InstanceError, quote
 
 __all__ = [
     "exact",
@@ -87,9 +87,10 @@ def with_intervals(
     if over.any() and not cap:
         i = int(np.flatnonzero(over)[0])
         raise InstanceError(
-            f"{instance.source}: request '{instance.ids[i]}': field 'decode_hi' {int(hi[i])} plus "
-            f"prefill {int(instance.prefill[i])} exceeds memory M = {instance.memory} "
-            f"({int(over.sum())} such requests); pass cap=True to cap u_i at M - s_i"
+            f"{instance.source}: request {quote(instance.ids[i])}: field 'decode_hi' "
+            f"{int(hi[i])} plus prefill {int(instance.prefill[i])} exceeds memory "
+            f"M = {instance.memory} ({int(over.sum())} such requests); pass cap=True to cap "
+            "u_i at M - s_i"
         )
     hi = np.minimum(hi, room)
     meta = dict(instance.metadata)

@@ -21,7 +21,7 @@ from functools import cache
 
 import numpy as np
 
-from ..instance import Instance
+from ..instance import Instance, quote
 from ..schedule import Schedule
 
 __all__ = [
@@ -224,6 +224,76 @@ def _distinct_possible(m: int, B: int) -> bool:
     return least <= m * B <= most
 
 
+def _magic_triples(k: int, a: int, y: int, z: int) -> list[tuple[int, int, int]]:
+    """``k`` (odd) triples ``(a + i, y + sigma(i), z + tau(i))`` of equal sum
+    ``a + y + z + 3(k-1)/2``: ``sigma(i) = (i + (k-1)/2) mod k`` and
+    ``tau(i) = 3(k-1)/2 - i - sigma(i)`` are permutations of ``0..k-1`` (``i + sigma(i)`` runs
+    through ``(k-1)/2 .. 3(k-1)/2``), so each block ``[a, a+k)``, ``[y, y+k)``, ``[z, z+k)`` is
+    used once. Source: ours (a standard magic-triple construction)."""
+    h = (k - 1) // 2
+    return [(a + i, y + (i + h) % k, z + 3 * h - i - (i + h) % k) for i in range(k)]
+
+
+def _planted_distinct(m: int, B: int) -> list[tuple[int, int, int]] | None:
+    """``m`` disjoint triples of distinct values in ``(B/4, B/2)``, each of sum ``B``, or None.
+
+    Odd ``m``: the triples of :func:`_magic_triples` with blocks ``[A, A+m)``, ``[Y, Y+m)``,
+    ``[Z, Z+m)`` placed apart in ``[lo, hi]`` so that ``A + Y + Z + 3(m-1)/2 = B``; it needs
+    ``3 lo + 3m + 3(m-1)/2 <= B``, exactly the least sum of ``3m`` distinct values (tight).
+    Even ``m = k + 1``: ``k`` magic triples and one more, laid out
+    ``x, [A, A+k), y, [Y, Y+k), ..., [Z, Z+k), ..., z`` from ``x = lo`` with ``z = B - x - y``;
+    at the least ``B`` the ``3m`` distinct values allow (``3 lo + (9m - 2)/2``) this is tight
+    too, given room for ``z`` below ``hi``. Else the odd construction for ``m + 1`` triples,
+    one dropped. Source: ours.
+    """
+    lo, hi = value_range(B)
+
+    def odd(k: int) -> list[tuple[int, int, int]] | None:
+        extra = B - 3 * (k - 1) // 2 - (3 * lo + 3 * k)  # to spread over the block starts
+        if extra < 0 or hi - lo + 1 < 3 * k:
+            return None
+        z = lo + 2 * k + min(extra, hi - k + 1 - (lo + 2 * k))
+        extra -= z - (lo + 2 * k)
+        y = lo + k + min(extra, z - k - (lo + k))
+        extra -= y - (lo + k)
+        a = lo + min(extra, y - k - lo)
+        return None if extra - (a - lo) else _magic_triples(k, a, y, z)
+
+    if m % 2:
+        return odd(m)
+    k = m - 1
+    x, a = lo, lo + 1
+    y = a + k
+    y0 = y + 1
+    z0 = B - 3 * (k - 1) // 2 - a - y0
+    last = B - x - y
+    if z0 >= y0 + k and last >= z0 + k and last <= hi:
+        return [(x, y, last), *_magic_triples(k, a, y0, z0)]
+    more = odd(m + 1)
+    return None if more is None else more[:m]
+
+
+def _suggest_B(m: int, B: int, works, *, all_from: int | None = None) -> str:
+    """Advice naming the least ``X > B`` with ``works(m, X)``, checked, not guessed.
+
+    With ``all_from`` (a bound above which ``works`` is known to hold for every ``B``), also
+    the least ``Y`` from which every ``B`` works: ``"use B >= Y"`` or
+    ``"use B = X (or any B >= Y)"``; without it ``"B = X works"``.
+    """
+    limit = max(B, all_from or 0) + 64 * m * m + 1000  # both constructions succeed before it
+    first = next((b for b in range(B + 1, limit) if works(m, b)), None)
+    if first is None:  # not reached for m >= 1 (kept so that the advice is never wrong)
+        return f"no B up to {limit} works"
+    if all_from is None:
+        return f"B = {first} works"
+    y = max(first, all_from)
+    while y - 1 > first and works(m, y - 1):
+        y -= 1
+    if y - 1 == first and works(m, first):
+        y = first
+    return f"use B >= {y}" if y == first else f"use B = {first} (or any B >= {y})"
+
+
 def _random_triple(B: int, lo: int, hi: int, rng: np.random.Generator) -> tuple[int, int, int]:
     """Three integers in ``[lo, hi]`` with sum ``B`` (caller checked that one exists)."""
     x = int(rng.integers(max(lo, B - 2 * hi), min(hi, B - 2 * lo) + 1))
@@ -258,23 +328,25 @@ def three_partition_yes(
     ------
     ValueError
         If ``m < 1``, if ``B`` admits no triple in range (e.g. ``B = 8``: only ``a = 3``), or
-        if ``distinct`` and ``3m`` distinct allowed values cannot sum to ``mB`` (the message
-        gives the least ``B`` that passes this test) or none were found in ``max_tries``
-        restarts.
+        if ``distinct`` and no instance was found: ``3m`` distinct allowed values cannot sum to
+        ``mB``, or neither the sampling nor the construction found triples. The message then
+        gives values of ``B`` that work (checked: the construction succeeds there).
 
     Notes
     -----
     Each triple draws ``x`` uniformly among the values that leave a completable remainder,
-    then ``y`` uniformly among those that complete it, ``z = B - x - y``. Source: ours.
+    then ``y`` uniformly among those that complete it, ``z = B - x - y``. With ``distinct``,
+    if ``max_tries`` restarts of this sampling fail, the triples of a deterministic
+    construction are used (shuffled); it succeeds whenever ``3m`` distinct allowed values can
+    sum to ``mB`` at all (checked for ``m <= 40``; see ``_planted_distinct``). Source: ours.
     """
     m, B = _check_m_B(m, B)
     lo, hi = value_range(B)
     if distinct and not _distinct_possible(m, B):
-        least = next(b for b in range(B + 1, 10 * B + 100) if _distinct_possible(m, b))
         raise ValueError(
             f"B = {B} is too small for 3m = {3 * m} distinct values in (B/4, B/2) with sum mB "
             f"(the {3 * m} smallest allowed values already sum to more, or there are too few); "
-            f"use B >= {least} or distinct=False"
+            f"{_suggest_B(m, B, _yes_works, all_from=_yes_all_from(m))}, or distinct=False"
         )
     rng = np.random.default_rng(seed)
     vals: list[int] = []
@@ -291,10 +363,14 @@ def three_partition_yes(
         if len(vals) == 3 * m:
             break
     else:
-        raise ValueError(
-            f"found no {m} disjoint triples of distinct values in (B/4, B/2) summing to "
-            f"B = {B} in {max_tries} attempts; use a larger B"
-        )
+        planted = _planted_distinct(m, B)
+        if planted is None:
+            raise ValueError(
+                f"found no {m} disjoint triples of distinct values in (B/4, B/2) summing to "
+                f"B = {B} in {max_tries} attempts; "
+                f"{_suggest_B(m, B, _yes_works, all_from=_yes_all_from(m))}, or distinct=False"
+            )
+        vals = [v for t in planted for v in t]
     perm = rng.permutation(3 * m)
     values = [vals[k] for k in perm]
     where = np.argsort(perm)  # where[k] = new position of old value k
@@ -304,25 +380,74 @@ def three_partition_yes(
     return ThreePartition(tuple(values), B, partition, "planted", seed)  # type: ignore[arg-type]
 
 
+def _residue_fits(m: int, B: int, p: int, r: int, distinct: bool) -> tuple[int, int, int] | None:
+    """``(c0, U, K)`` when ``3m`` values ``c0 + p u`` (``u`` in ``0..U``, distinct if asked)
+    can have ``sum u = K`` and sum ``mB``, all ``= r (mod p)`` with ``3r != B (mod p)``."""
+    lo, hi = value_range(B)
+    if (3 * r - B) % p == 0:
+        return None
+    c0 = lo + (r - lo) % p  # smallest allowed value = r (mod p)
+    if c0 > hi:
+        return None
+    U = (hi - c0) // p  # values c0 + p u, u in 0..U
+    K = m * B - 3 * m * c0  # sum of p u over the 3m values
+    if K % p:
+        return None
+    K //= p
+    n = 3 * m
+    if distinct:
+        if U + 1 < n or not n * (n - 1) // 2 <= K <= n * U - n * (n - 1) // 2:
+            return None
+    elif not 0 <= K <= n * U:
+        return None
+    return c0, U, K
+
+
+def _smallest_prime_factor(m: int) -> int:
+    return next(d for d in range(2, m + 1) if m % d == 0)
+
+
+def _residue_works(m: int, B: int, distinct: bool) -> bool:
+    """Whether :func:`_residue_no` finds values (for any random order of the residues)."""
+    lo, hi = value_range(B)
+    if m < 2 or lo > hi or 3 * lo > B or 3 * hi < B:
+        return False
+    p = _smallest_prime_factor(m)
+    if distinct and (hi - lo) // p + 1 < 3 * m:  # too few values of one residue (quick test)
+        return False
+    return any(_residue_fits(m, B, p, r, distinct) is not None for r in range(p))
+
+
+def _yes_works(m: int, B: int) -> bool:
+    return _planted_distinct(m, B) is not None
+
+
+def _yes_all_from(m: int) -> int:
+    """A ``B`` from which :func:`_planted_distinct` succeeds for every larger ``B`` too: with
+    ``k <= m + 1`` blocks, ``lo <= B/4 + 1`` and ``hi >= B/2 - 1``, its three conditions hold
+    once ``B >= 4 (3 + 3k + 3(k-1)/2)`` and ``B >= 12 k + 4``."""
+    k = m if m % 2 else m + 1
+    return max(4 * (3 + 3 * k + 3 * (k - 1) // 2), 12 * k + 4) + 4
+
+
+def _no_works(m: int, B: int) -> bool:
+    return _residue_works(m, B, distinct=False)
+
+
+def _no_works_distinct(m: int, B: int) -> bool:
+    return _residue_works(m, B, distinct=True)
+
+
 def _residue_no(m: int, B: int, rng: np.random.Generator, distinct: bool) -> list[int] | None:
     """Values all ``= r (mod p)`` for a prime ``p | m`` with ``3r != B (mod p)``, or None."""
-    lo, hi = value_range(B)
-    p = next(d for d in range(2, m + 1) if m % d == 0)  # smallest prime factor (m >= 2)
+    p = _smallest_prime_factor(m)  # m >= 2
     for r in rng.permutation(p).tolist():
-        if (3 * r - B) % p == 0:
+        fit = _residue_fits(m, B, p, r, distinct)
+        if fit is None:
             continue
-        c0 = lo + (r - lo) % p  # smallest allowed value = r (mod p)
-        if c0 > hi:
-            continue
-        U = (hi - c0) // p  # values c0 + p u, u in 0..U
-        K = m * B - 3 * m * c0  # sum of p u over the 3m values
-        if K % p:
-            continue
-        K //= p
+        c0, U, K = fit
         n = 3 * m
         if distinct:
-            if U + 1 < n or not n * (n - 1) // 2 <= K <= n * U - n * (n - 1) // 2:
-                continue
             u = list(range(n))
             K -= n * (n - 1) // 2
             # raise the largest first, keeping them distinct and <= U
@@ -331,8 +456,6 @@ def _residue_no(m: int, B: int, rng: np.random.Generator, distinct: bool) -> lis
                 u[k] += add
                 K -= add
         else:
-            if not 0 <= K <= n * U:
-                continue
             u = [K // n + (1 if k < K % n else 0) for k in range(n)]
             for _ in range(4 * n):  # random transfers keep the sum and the bounds
                 i, j = rng.integers(n, size=2)
@@ -394,11 +517,14 @@ def three_partition_no(
         vals: list[int] = []
         for step in range(max_tries):
             if step % 50 == 0:  # restart the walk from a fresh yes-instance
-                vals = list(
-                    three_partition_yes(
-                        m, B, seed=int(rng.integers(2**31)), distinct=distinct
-                    ).values
-                )
+                try:
+                    vals = list(
+                        three_partition_yes(
+                            m, B, seed=int(rng.integers(2**31)), distinct=distinct
+                        ).values
+                    )
+                except ValueError:  # no yes-instance to start from: try the residues
+                    break
             i, j = (int(x) for x in rng.choice(3 * m, size=2, replace=False))
             room = min(vals[i] - lo, hi - vals[j])
             if room <= 0:
@@ -415,7 +541,9 @@ def three_partition_no(
         raise ValueError(
             f"found no 3-Partition no-instance with m = {m}, B = {B}"
             + (" and distinct values" if distinct else "")
-            + f": (B/4, B/2) = ({B / 4:g}, {B / 2:g}) leaves too little room; use a larger B"
+            + f": (B/4, B/2) = ({B / 4:g}, {B / 2:g}) leaves too little room; "
+            + _suggest_B(m, B, _no_works_distinct if distinct else _no_works)
+            + " (the residue construction succeeds there)"
         )
     return ThreePartition(tuple(residue_vals), B, None, "residues mod p", seed)
 
@@ -553,6 +681,6 @@ def partition_schedule(
     if (start < 0).any():
         raise ValueError(
             f"{instance.name}: the partition misses request "
-            f"{instance.ids[int(np.flatnonzero(start < 0)[0])]}"
+            f"{quote(instance.ids[int(np.flatnonzero(start < 0)[0])])}"
         )
     return Schedule(instance, start, policy="3-partition")

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import Instance, InstanceError
+from ..instance import MAX_VALUE, Instance, InstanceError, quote
 from ..io import read_trace_csv
 from .arrivals import poisson_arrivals, trace_arrival_rounds
 
@@ -155,7 +155,7 @@ def parse_mixture(spec: str) -> dict[str, float]:
     Raises
     ------
     ValueError
-        Unknown component, non-positive or malformed weight.
+        Unknown component, a component named twice, non-positive or malformed weight.
     """
     if not isinstance(spec, str):
         raise ValueError(f"a workload is a name or 'name:weight,...', got {spec!r}")
@@ -178,7 +178,12 @@ def parse_mixture(spec: str) -> dict[str, float]:
             ) from None
         if not weight > 0 or not math.isfinite(weight):
             raise ValueError(f"workload {spec!r}: weight of {name!r} must be positive")
-        weights[name] = weights.get(name, 0.0) + weight
+        if name in weights:
+            raise ValueError(
+                f"workload {quote(spec)}: component {quote(name)} appears twice; "
+                "give each name once, with its whole weight"
+            )
+        weights[name] = weight
     if not weights:
         raise ValueError("empty workload spec")
     total = sum(weights.values())
@@ -356,7 +361,7 @@ def from_traces(
     counts = np.floor(n * w / w.sum()).astype(int)
     counts[np.argsort(-(n * w / w.sum() - counts), kind="stable")[: n - counts.sum()]] += 1
     rng = np.random.default_rng(seed)
-    s_parts, o_parts, t_parts, rows = [], [], [], []
+    s_parts, o_parts, t_parts, rows, where = [], [], [], [], []
     for path, k in zip(paths, counts.tolist(), strict=True):
         s, o, t, line = read_trace_csv(path, with_lines=True)
         if round_s is not None and t is None:
@@ -381,10 +386,21 @@ def from_traces(
             assert t is not None  # checked above: round_s needs the 'arrived_at' column
             t_parts.append(t[pick])
         rows += [[os.path.basename(path), int(line[i])] for i in pick]
+        where += [f"{path}: line {line[i]}" for i in pick]
     perm = rng.permutation(n)
     arrival = None
     if round_s is not None:
-        arrival = trace_arrival_rounds(np.concatenate(t_parts)[perm], round_s)
+        arrival = trace_arrival_rounds(
+            np.concatenate(t_parts)[perm], round_s, rows=[where[i] for i in perm.tolist()]
+        )
+        decode = np.concatenate(o_parts)
+        if int(arrival.max()) + int(decode.sum()) > MAX_VALUE:
+            last = int(np.argmax(arrival))
+            raise InstanceError(
+                f"{where[int(perm[last])]}: field 'arrived_at' gives round {int(arrival[last])}, "
+                f"and with the {int(decode.sum())} decode rounds of the requests the horizon "
+                "passes 2^40 rounds; use a longer round (--round-ms) or fewer rows"
+            )
     meta: Mapping[str, Any] = {
         "generator": "lpsched.generators.workloads.from_traces",
         "traces": [os.path.basename(p) for p in paths],

@@ -33,16 +33,24 @@ re-planning is ours.
 from __future__ import annotations
 
 import heapq
+import numbers
 import time
 
 import numpy as np
 
 from ..executor import FutureMemory
-from ..instance import Instance
+from ..instance import MAX_VALUE, Instance
 from ..schedule import Schedule
 from .planners import KeyPlanner, SortedFPlanner
 
-__all__ = ["execute_online", "online_sorted_f", "online_mcsf", "online_fcfs", "effective_arrivals"]
+__all__ = [
+    "execute_online",
+    "online_sorted_f",
+    "online_mcsf",
+    "online_fcfs",
+    "effective_arrivals",
+    "check_replan_every",
+]
 
 
 def effective_arrivals(arrival: np.ndarray, replan_every: int | None) -> np.ndarray:
@@ -63,15 +71,35 @@ def effective_arrivals(arrival: np.ndarray, replan_every: int | None) -> np.ndar
     Raises
     ------
     ValueError
-        ``replan_every < 1``. Source: ours (SPEC section 5's ``H``).
+        ``replan_every`` not None or an integer ``>= 1`` (:func:`check_replan_every`).
+        Source: ours (SPEC section 5's ``H``).
     """
     a = np.asarray(arrival, dtype=np.int64)
+    h = check_replan_every(replan_every)
+    return a if h is None else -(-a // h) * h
+
+
+def check_replan_every(replan_every: int | None) -> int | None:
+    """The re-planning period ``H`` as given: None, or an integer number of rounds ``>= 1``.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid values, for anything else (``1.7``, ``"3"``, ``0``,
+        ``True``): nothing is truncated or parsed. Source: ours.
+    """
     if replan_every is None:
-        return a
-    if int(replan_every) < 1:
-        raise ValueError(f"replan_every must be >= 1 round, got {replan_every}")
-    h = int(replan_every)
-    return -(-a // h) * h
+        return None
+    if (
+        isinstance(replan_every, bool)
+        or not isinstance(replan_every, numbers.Integral)
+        or not 1 <= replan_every <= MAX_VALUE
+    ):
+        raise ValueError(
+            "replan_every must be None (re-plan on every arrival) or an integer number of "
+            f"rounds in [1, 2^40], got {replan_every!r}"
+        )
+    return int(replan_every)
 
 
 def execute_online(
@@ -104,6 +132,7 @@ def execute_online(
     Source: SPEC section 5; see the module docstring for the lazy re-planning argument.
     """
     t0 = time.perf_counter()
+    replan_every = check_replan_every(replan_every)
     n = instance.n
     s = instance.prefill.tolist()
     o = instance.decode.tolist()
@@ -189,7 +218,7 @@ def online_sorted_f(
     Raises
     ------
     ValueError
-        Unknown solver, ``replan_every < 1``.
+        Unknown solver; ``replan_every`` not None or an integer ``>= 1``.
 
     Notes
     -----

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..instance import Instance
-from ..solvers.solve import LP_MAX_NONZEROS, solve_lp
+from ..solvers.solve import check_max_nonzeros, solve_lp
 
 __all__ = ["sorted_lp_order", "lp_completion_times"]
 
@@ -38,7 +38,8 @@ def lp_completion_times(
     horizon : int, optional
         LP horizon ``T`` (rounds); default ``min(T1, T2)`` with start windows.
     max_nonzeros : int, optional
-        Size limit of the LP (default :data:`lpsched.solvers.solve.LP_MAX_NONZEROS`).
+        Size limit of the LP: a positive integer; None (default) means
+        :data:`lpsched.solvers.solve.LP_MAX_NONZEROS`.
 
     Returns
     -------
@@ -48,8 +49,10 @@ def lp_completion_times(
     ------
     LPTooLargeError
         The LP exceeds ``max_nonzeros``.
+    ValueError
+        ``max_nonzeros`` is not a positive integer or None.
     """
-    sol = solve_lp(instance, horizon, max_nonzeros=max_nonzeros or LP_MAX_NONZEROS)
+    sol = solve_lp(instance, horizon, max_nonzeros=check_max_nonzeros(max_nonzeros))
     return sol.fractional_completion()
 
 

@@ -1,14 +1,22 @@
 """Solvers of the time-indexed model (SPEC section 3): one module per back end, one front door.
 
-* :mod:`.result` -- :class:`SolveStatus`, :class:`ExactResult`, :class:`BoundResult`, and the one
-  mapping from a back end's :class:`~.result.Answer` to a result;
+* :mod:`.result` -- :class:`SolveStatus`, :class:`ExactResult`, :class:`BoundResult`, the one
+  mapping from a back end's :class:`~.result.Answer` to a result, and the interruptible run
+  (Ctrl-C stops a solver; :class:`SolveInterrupted` carries what it found);
 * :mod:`.highs`, :mod:`.cpsat`, :mod:`.pyomo` -- each builds, runs and maps its own status;
 * :mod:`.solve` -- :func:`solve_exact`, :func:`solve_lp`, :func:`lp_bound`, :func:`best_bound`,
   :func:`export_model`, the back-end registry :data:`SOLVERS` and the model-size limits;
 * :mod:`.cache` -- exact optima of small instances, memoised.
 """
 
-from .result import BoundResult, ExactResult, LPSolution, LPTooLargeError, SolveStatus
+from .result import (
+    BoundResult,
+    ExactResult,
+    LPSolution,
+    LPTooLargeError,
+    SolveInterrupted,
+    SolveStatus,
+)
 from .solve import SOLVERS, best_bound, export_model, lp_bound, solve_exact, solve_lp
 
 __all__ = [
@@ -17,6 +25,7 @@ __all__ = [
     "BoundResult",
     "LPSolution",
     "LPTooLargeError",
+    "SolveInterrupted",
     "SOLVERS",
     "solve_exact",
     "solve_lp",

@@ -5,7 +5,11 @@ The cross-check of HiGHS.
 Same columns and rows as :func:`~lpsched.formulations.time_indexed.time_indexed_matrix`: one
 Boolean (or, aggregated, one integer in ``0..c_g``) per column, ``assign`` as equalities, one
 linear ``memory[t] <= M`` per round, the TEL as objective. All coefficients are integers, so
-CP-SAT's optimum is exact. Source: ours (OR-Tools CP-SAT, Perron and Didier).
+CP-SAT's optimum is exact. The model is written straight into CP-SAT's ``CpModelProto`` row by
+row from the column-wise matrix (no Python expression objects), with a deadline, so that the
+time limit covers the build too; the run goes through
+:func:`~lpsched.solvers.result.run_interruptible` (``CpSolver.solve`` releases the GIL) and
+Ctrl-C calls ``stop_search``. Source: ours (OR-Tools CP-SAT, Perron and Didier).
 """
 
 from __future__ import annotations
@@ -15,52 +19,83 @@ import time
 import numpy as np
 
 from ..formulations.time_indexed import TimeIndexedMatrix
-from .result import Answer
+from .result import Answer, run_interruptible
 
-__all__ = ["build_cpsat", "solve_mip"]
+__all__ = ["BuildTimeout", "build_cpsat", "solve_mip"]
+
+#: Rows (or variables) written between two looks at the deadline.
+_CHECK_EVERY = 2048
 
 
-def build_cpsat(mat: TimeIndexedMatrix, start: np.ndarray | None = None):
-    """A CP-SAT model of ``mat`` and its column variables.
+class BuildTimeout(TimeoutError):
+    """The CP-SAT model was not finished by the deadline. Source: ours."""
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() >= deadline
+
+
+def build_cpsat(
+    mat: TimeIndexedMatrix, start: np.ndarray | None = None, *, deadline: float | None = None
+):
+    """A CP-SAT model of ``mat``: variable ``c`` is column ``c``.
 
     Parameters
     ----------
     mat : TimeIndexedMatrix
     start : ndarray, shape (ncol,), optional
         Integer column values of a feasible schedule, added as a solution hint.
+    deadline : float, optional
+        ``time.perf_counter()`` value by which the model must be built.
 
     Returns
     -------
-    model : ortools.sat.python.cp_model.CpModel
-    x : list of IntVar, length ncol
+    ortools.sat.python.cp_model.CpModel
+        Variables ``0 .. ncol - 1`` in column order (Booleans, or integers ``0..c_u`` when
+        aggregated); rows ``assign`` (``== c_u``) and ``memory`` (``0 .. M``); the TEL.
+
+    Raises
+    ------
+    BuildTimeout
+        The deadline passed before the model was complete.
+
+    Notes
+    -----
+    O(nnz): the column-wise matrix is turned row-wise with one stable sort. Source: ours.
     """
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
+    proto = model.proto
     ub = mat.count[mat.col_unit].tolist()
-    if mat.aggregated:
-        x = [model.new_int_var(0, int(u), f"y_{c}") for c, u in enumerate(ub)]
-    else:
-        x = [model.new_bool_var(f"x_{c}") for c in range(mat.ncol)]
-    rows: list[list[tuple[int, int]]] = [[] for _ in range(mat.nrow)]
-    indptr, index, value = mat.indptr.tolist(), mat.index.tolist(), mat.value.tolist()
-    for c in range(mat.ncol):
-        for e in range(indptr[c], indptr[c + 1]):
-            rows[index[e]].append((c, int(value[e])))
+    for c, u in enumerate(ub):
+        proto.variables.add().domain.extend([0, int(u)])
+        if c % _CHECK_EVERY == 0 and _past(deadline):
+            raise BuildTimeout(f"CP-SAT model: {c:,} of {mat.ncol:,} variables by the deadline")
+    col_of = np.repeat(np.arange(mat.ncol, dtype=np.int64), np.diff(mat.indptr))
+    order = np.argsort(mat.index, kind="stable")
+    row_cols = col_of[order]
+    row_coef = np.rint(mat.value[order]).astype(np.int64)
+    cut = np.searchsorted(mat.index[order], np.arange(mat.nrow + 1)).tolist()
     U = mat.n_units
-    for r, entries in enumerate(rows):
-        if not entries:
+    M = int(mat.instance.memory)
+    for r in range(mat.nrow):
+        a, b = cut[r], cut[r + 1]
+        if a == b:
             continue
-        expr = sum(coef * x[c] for c, coef in entries)
-        if r < U:
-            model.add(expr == int(mat.count[r]))
-        else:
-            model.add(expr <= mat.instance.memory)
-    model.minimize(sum(int(w) * x[c] for c, w in enumerate(mat.cost.tolist())))
+        lin = proto.constraints.add().linear
+        lin.vars.extend(row_cols[a:b].tolist())
+        lin.coeffs.extend(row_coef[a:b].tolist())
+        lin.domain.extend([int(mat.count[r])] * 2 if r < U else [0, M])
+        if r % _CHECK_EVERY == 0 and _past(deadline):
+            raise BuildTimeout(f"CP-SAT model: {r:,} of {mat.nrow:,} rows by the deadline")
+    proto.objective.vars.extend(range(mat.ncol))
+    proto.objective.coeffs.extend(np.rint(mat.cost).astype(np.int64).tolist())
     if start is not None:
-        for c, v in enumerate(np.rint(start).astype(int).tolist()):
-            model.add_hint(x[c], v)
-    return model, x
+        hint = np.rint(start).astype(np.int64)
+        proto.solution_hint.vars.extend(range(mat.ncol))
+        proto.solution_hint.values.extend(hint.tolist())
+    return model
 
 
 def solve_mip(
@@ -72,7 +107,7 @@ def solve_mip(
     threads: int | None = None,
     verbose: bool = False,
 ) -> Answer:
-    """Run CP-SAT on the model of ``mat`` and map its status.
+    """Build and run CP-SAT on the model of ``mat`` and map its status.
 
     Parameters
     ----------
@@ -80,7 +115,8 @@ def solve_mip(
     start : ndarray, shape (ncol,), optional
         Column values of a feasible schedule, added as a hint.
     time_limit : float, optional
-        Seconds (``max_time_in_seconds``).
+        Seconds for the build and the run together: the build stops at the limit, and CP-SAT
+        gets what the build left (``max_time_in_seconds``).
     mip_gap : float
         ``relative_gap_limit``.
     threads : int, optional
@@ -92,29 +128,79 @@ def solve_mip(
     -------
     Answer
         CP-SAT answers ``FEASIBLE`` or ``UNKNOWN`` when it stops unproven, and only a limit
-        stops it, so with a time limit those are ``limit_reached``.
+        stops it, so with a time limit those are ``limit_reached``; after Ctrl-C
+        (``stop_search``) they are ``interrupted``. ``MODEL_INVALID`` and any other status
+        become ``error`` (with CP-SAT's reason). A build cut short by the time limit or
+        Ctrl-C gives no incumbent and no bound.
     """
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
-    model, x = build_cpsat(mat, start=start)
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    try:
+        model = build_cpsat(mat, start=start, deadline=deadline)
+    except BuildTimeout as exc:
+        return Answer(
+            start=None,
+            dual=None,
+            build_s=time.perf_counter() - t0,
+            limit_reached=True,
+            status_text=f"time limit reached during the build ({exc})",
+        )
+    except KeyboardInterrupt:
+        return Answer(
+            start=None,
+            dual=None,
+            build_s=time.perf_counter() - t0,
+            interrupted=True,
+            status_text="interrupted during the build",
+        )
     build_s = time.perf_counter() - t0
     s = cp_model.CpSolver()
-    if time_limit is not None:
-        s.parameters.max_time_in_seconds = float(time_limit)
+    if deadline is not None:
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            return Answer(
+                start=None,
+                dual=None,
+                build_s=build_s,
+                limit_reached=True,
+                status_text="time limit reached by the end of the build",
+            )
+        s.parameters.max_time_in_seconds = float(remaining)
     if threads is not None:
         s.parameters.num_workers = int(threads)
     s.parameters.relative_gap_limit = float(mip_gap)
     s.parameters.log_search_progress = bool(verbose)
-    code = s.solve(model)
+    # CP-SAT's own SIGINT handler aborts the process when the solve runs in a worker thread
+    # (std::bad_function_call); Python's handler and stop_search do the job instead.
+    s.parameters.catch_sigint_signal = False
+    code, interrupted = run_interruptible(lambda: s.solve(model), s.stop_search, deadline)
+    text = s.status_name(code)
+    known = (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE, cp_model.UNKNOWN)
+    if code not in known:
+        why = ""
+        if code == cp_model.MODEL_INVALID:
+            why = model.validate() or "the model is valid, so a parameter is out of range"
+        return Answer(
+            start=None,
+            dual=None,
+            build_s=build_s,
+            interrupted=interrupted,
+            error=f"CP-SAT stopped with status '{text}'" + (f": {why}" if why else ""),
+            status_text=text,
+        )
     sol = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        sol = mat.starts_from_values(np.array([s.value(v) for v in x], dtype=float))
+        values = np.asarray(s.response_proto.solution, dtype=float)[: mat.ncol]
+        sol = mat.starts_from_values(values)
+    unproven = code in (cp_model.FEASIBLE, cp_model.UNKNOWN)
     return Answer(
         start=sol,
         build_s=build_s,
         dual=float(s.best_objective_bound) if code != cp_model.INFEASIBLE else None,
-        limit_reached=code in (cp_model.FEASIBLE, cp_model.UNKNOWN) and time_limit is not None,
+        limit_reached=unproven and time_limit is not None and not interrupted,
+        interrupted=interrupted,
         infeasible=code == cp_model.INFEASIBLE,
-        status_text=s.status_name(code),
+        status_text=text,
     )

@@ -5,21 +5,47 @@ only fills a ``HighsLp`` and sets options, so there is no second copy of a const
 the MIP run (:func:`solve_mip`, with the optional cover-cut loop of
 :mod:`lpsched.formulations.cuts`), the LP relaxation (:func:`solve_lp`) and the LP/MPS writer
 (:func:`write_model`).
+
+Every run goes through :func:`run_highs`: ``Highs.run()`` (which releases the GIL) in a worker
+thread, stopped at Ctrl-C through HiGHS' interrupt callbacks (``kCallbackMipInterrupt``,
+``kCallbackSimplexInterrupt``, ``kCallbackIpmInterrupt``: ``data_in.user_interrupt``).
+
+HiGHS checks the memory rows in floating point with a feasibility tolerance, so with
+coefficients near ``1e10`` it may accept a schedule that overflows the KV cache by a few tokens.
+:func:`solve_mip` checks its schedule in exact integer arithmetic and, when it overflows, adds
+exact cover cuts that cut that schedule off (:func:`~lpsched.formulations.cuts.overflow_cuts`,
+valid for every schedule) and solves again.
 Source: ours (HiGHS: Huangfu and Hall, Math. Prog. Comp. 2018; highspy API).
 """
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..formulations.cuts import MemoryRows, separate_cover_cuts
-from ..formulations.time_indexed import TimeIndexedMatrix
-from .result import Answer
+from ..formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
+from ..formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
+from ..schedule import memory_at
+from .result import Answer, run_interruptible
 
-__all__ = ["build_highs", "set_start", "add_cover_cuts", "solve_mip", "solve_lp", "write_model"]
+__all__ = [
+    "REPAIR_ROUNDS",
+    "build_highs",
+    "run_highs",
+    "set_start",
+    "add_cover_cuts",
+    "solve_mip",
+    "solve_lp",
+    "write_model",
+]
+
+#: Re-solves of :func:`solve_mip` with exact cover cuts after HiGHS returned a schedule that
+#: overflows the KV cache (floating-point tolerance); one or two are typical.
+REPAIR_ROUNDS = 20
 
 
 def build_highs(
@@ -87,6 +113,62 @@ def build_highs(
     return h
 
 
+class _Cancel:
+    """HiGHS' interrupt callbacks on one ``highspy.Highs``: after :meth:`stop`, the next check
+    of the simplex, IPM or MIP loop sets ``user_interrupt`` and HiGHS returns with status
+    ``Interrupted by user`` and what it has."""
+
+    def __init__(self, h) -> None:
+        self.requested = False
+        h.cbSimplexInterrupt += self._check
+        h.cbIpmInterrupt += self._check
+        h.cbMipInterrupt += self._check
+
+    def _check(self, event) -> None:
+        if self.requested:
+            event.interrupt()
+
+    def stop(self) -> None:
+        self.requested = True
+
+
+def run_highs(h, deadline: float | None = None) -> bool:
+    """``h.run()`` so that Ctrl-C stops it (:func:`~lpsched.solvers.result.run_interruptible`).
+
+    Parameters
+    ----------
+    h : highspy.Highs
+        Model and options set.
+    deadline : float, optional
+        ``time.perf_counter()`` value after which HiGHS is stopped even if its own
+        ``time_limit`` has not stopped it.
+
+    Returns
+    -------
+    bool
+        Whether Ctrl-C stopped the run; ``h`` then holds the incumbent and bound so far.
+    """
+    import highspy
+
+    cancel = getattr(h, "_lpsched_cancel", None)
+    if cancel is None:
+        cancel = _Cancel(h)
+        h._lpsched_cancel = cancel
+    cancel.requested = False
+
+    def work() -> None:
+        try:
+            h.run()
+        finally:
+            # as highspy's own threaded solve: release this thread's task scheduler
+            reset = getattr(highspy.Highs, "resetThreadScheduler", None)
+            if reset is not None:
+                reset(False)
+
+    _, interrupted = run_interruptible(work, cancel.stop, deadline)
+    return interrupted
+
+
 def set_start(h, start: np.ndarray) -> None:
     """Give HiGHS the integer column vector ``start`` (shape (ncol,)) as its MIP start."""
     idx = np.flatnonzero(start).astype(np.int32)
@@ -105,6 +187,11 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
     -------
     dict
         ``cuts`` (number added), ``cut_rounds``, ``lp_before`` and ``lp_after`` (LP values).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Ctrl-C during an LP solve (the solve is stopped first, the integrality restored).
     """
     import highspy
 
@@ -114,7 +201,8 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
     rows = MemoryRows(mat)
     info: dict[str, Any] = {"cuts": 0, "cut_rounds": 0, "lp_before": None, "lp_after": None}
     try:
-        h.run()
+        if run_highs(h):
+            raise KeyboardInterrupt
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return info
         val = h.getInfo().objective_function_value
@@ -127,7 +215,8 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
                 h.addRow(-highspy.kHighsInf, float(rhs), int(cols.size), cols, np.ones(cols.size))
             info["cuts"] += len(cuts)
             info["cut_rounds"] = r + 1
-            h.run()
+            if run_highs(h):
+                raise KeyboardInterrupt
             if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
                 break
             new = h.getInfo().objective_function_value
@@ -149,6 +238,7 @@ def solve_mip(
     threads: int | None = None,
     verbose: bool = False,
     cover_cuts: int = 0,
+    repair_rounds: int = REPAIR_ROUNDS,
 ) -> Answer:
     """Run HiGHS branch and cut on the MIP of ``mat`` and map its status.
 
@@ -157,37 +247,110 @@ def solve_mip(
     mat : TimeIndexedMatrix
     start : ndarray, shape (ncol,), optional
         Column values of a feasible schedule, the MIP start.
-    time_limit, mip_gap, threads, verbose
+    time_limit : float, optional
+        Seconds for the whole call: the build, the cover-cut loop, the run and the repairs.
+    mip_gap, threads, verbose
         See :func:`build_highs`.
     cover_cuts : int, default 0
         Rounds of the cover-cut loop (:func:`add_cover_cuts`) before the MIP; 0 = none.
+    repair_rounds : int, default REPAIR_ROUNDS
+        Re-solves with exact cover cuts when HiGHS' schedule overflows the KV cache (module
+        docstring); 0 = none.
 
     Returns
     -------
     Answer
-        Starts of the incumbent, HiGHS' dual bound, whether a limit stopped it; HiGHS' load,
-        model, presolve, solve and postsolve failures become ``error``.
+        Starts of the incumbent, HiGHS' dual bound, whether a limit or Ctrl-C stopped it;
+        HiGHS' load, model, presolve, solve and postsolve failures become ``error``.
+        ``info["retry"]`` records a repair: the overflowing rounds, the cuts and re-solves.
+        A schedule that still overflows is returned as it is (the check of
+        :func:`~lpsched.solvers.result.exact_result` then reports ``error``).
     """
     import highspy
 
     t0 = time.perf_counter()
-    h = build_highs(mat, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose)
+    deadline = None if time_limit is None else t0 + float(time_limit)
     info: dict = {}
-    if cover_cuts:
-        info.update(add_cover_cuts(h, mat, rounds=cover_cuts))
+    try:
+        h = build_highs(
+            mat, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose
+        )
+        if cover_cuts:
+            info.update(add_cover_cuts(h, mat, rounds=cover_cuts))
+    except KeyboardInterrupt:
+        return Answer(
+            start=None,
+            dual=None,
+            build_s=time.perf_counter() - t0,
+            interrupted=True,
+            status_text="interrupted before the run",
+            info=info,
+        )
     if start is not None:
         set_start(h, start)
     build_s = time.perf_counter() - t0
-    h.run()
-    st = h.getModelStatus()
-    hinfo = h.getInfo()
-    info["nodes"] = int(hinfo.mip_node_count)
-    text = h.modelStatusToString(st)
-    sol = None
-    if hinfo.primal_solution_status == 2:  # kSolutionStatusFeasible
-        sol = mat.starts_from_values(np.asarray(h.getSolution().col_value))
     MS = highspy.HighsModelStatus
-    failed = st in (
+    rows: MemoryRows | None = None
+    repairs: dict[str, Any] = {}
+    interrupted = out_of_time = False
+    st, text, sol, dual, nodes = MS.kNotset, "", None, None, 0
+    while True:
+        remaining = None if deadline is None else deadline - time.perf_counter()
+        if remaining is not None and remaining <= 0:  # the build or the repairs used it up
+            out_of_time = True
+            text = text or "time limit reached before the run"
+            break
+        if remaining is not None:
+            h.setOptionValue("time_limit", float(remaining))
+        interrupted = run_highs(h, deadline)
+        st = h.getModelStatus()
+        text = h.modelStatusToString(st)
+        hinfo = h.getInfo()
+        nodes += int(hinfo.mip_node_count)
+        dual = float(hinfo.mip_dual_bound) if st != MS.kInfeasible else None
+        sol = None
+        if hinfo.primal_solution_status == 2:  # kSolutionStatusFeasible
+            sol = mat.starts_from_values(np.asarray(h.getSolution().col_value))
+        if sol is None or interrupted or repairs.get("resolves", 0) >= repair_rounds:
+            break
+        over = _overflow_rounds(mat, sol)
+        if not over:
+            break
+        if not repairs:
+            repairs.update(
+                reason="HiGHS' schedule overflowed the KV cache (floating-point tolerance)",
+                rounds=over[:5],
+                cuts=0,
+                resolves=0,
+            )
+        if rows is None:
+            rows = MemoryRows(mat)
+        cuts = overflow_cuts(rows, sol)
+        if len(cuts) < len(over) and mat.aggregated:
+            # a class of identical requests runs in a round no cut covers: solve the binary
+            # model instead (the same optimum), where every overflow has its cover
+            heuristic = None if start is None else mat.starts_from_values(start)
+            mat = time_indexed_matrix(mat.instance, mat.T, slack=mat.slack, aggregate=False)
+            start = None if heuristic is None else mat.values_from_starts(heuristic)
+            h = build_highs(
+                mat, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose
+            )
+            rows = MemoryRows(mat)
+            cuts = overflow_cuts(rows, sol)
+            repairs["aggregate"] = False
+        elif not cuts:
+            break
+        for cols, rhs in cuts:
+            h.addRow(-highspy.kHighsInf, float(rhs), int(cols.size), cols, np.ones(cols.size))
+        repairs["cuts"] += len(cuts)
+        repairs["resolves"] += 1
+        sol = None  # cut off; the next run may find another
+        if start is not None:
+            set_start(h, start)
+    if repairs:
+        info["retry"] = repairs
+    info["nodes"] = nodes
+    failed = not (interrupted or out_of_time) and st in (
         MS.kNotset,
         MS.kLoadError,
         MS.kModelError,
@@ -207,13 +370,22 @@ def solve_mip(
     return Answer(
         start=sol,
         build_s=build_s,
-        dual=float(hinfo.mip_dual_bound) if st != MS.kInfeasible else None,
-        limit_reached=st in limits,
-        infeasible=st == MS.kInfeasible,
+        dual=dual,
+        limit_reached=out_of_time or st in limits,
+        interrupted=interrupted,
+        infeasible=st == MS.kInfeasible and not interrupted,
         error=f"HiGHS stopped with status '{text}'" if failed else None,
         status_text=text,
         info=info,
     )
+
+
+def _overflow_rounds(mat: TimeIndexedMatrix, start: np.ndarray) -> list[int]:
+    """Rounds ``t`` in which the schedule ``start`` holds more than ``M`` tokens (exact)."""
+    inst = mat.instance
+    rounds = np.arange(1, mat.T + 1, dtype=np.int64)
+    mem = memory_at(inst.prefill, start, start + inst.decode, rounds)
+    return rounds[mem > inst.memory].tolist()
 
 
 def solve_lp(mat: TimeIndexedMatrix, time_limit: float | None = None) -> tuple[float, np.ndarray]:
@@ -230,11 +402,14 @@ def solve_lp(mat: TimeIndexedMatrix, time_limit: float | None = None) -> tuple[f
     ------
     RuntimeError
         HiGHS did not reach an optimal LP solution (e.g. time limit), naming the status.
+    KeyboardInterrupt
+        Ctrl-C during the solve (HiGHS is stopped first).
     """
     import highspy
 
     h = build_highs(mat, relax=True, time_limit=time_limit)
-    h.run()
+    if run_highs(h):
+        raise KeyboardInterrupt
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise RuntimeError(
             f"{mat.instance.name}: LP relaxation not solved: "
@@ -243,8 +418,54 @@ def solve_lp(mat: TimeIndexedMatrix, time_limit: float | None = None) -> tuple[f
     return float(h.getInfo().objective_function_value), np.asarray(h.getSolution().col_value)
 
 
-def write_model(mat: TimeIndexedMatrix, path: str, *, relax: bool = False) -> None:
+def write_model(
+    mat: TimeIndexedMatrix,
+    path: str | os.PathLike[str],
+    *,
+    relax: bool = False,
+    format: str | None = None,
+) -> None:
     """Write the model of ``mat`` (the MIP, or with ``relax`` its LP relaxation) with HiGHS'
-    own writer; the format follows the suffix of ``path`` (``.lp`` or ``.mps``)."""
+    own writer.
+
+    HiGHS writes a temporary file in the same folder, renamed to ``path`` only once HiGHS
+    reports success and the file exists, so a failed write leaves no file, whole or partial.
+
+    Parameters
+    ----------
+    mat : TimeIndexedMatrix
+    path : path-like
+    relax : bool, default False
+    format : {"lp", "mps"}, optional
+        Default: the suffix of ``path``.
+
+    Raises
+    ------
+    OSError
+        Naming ``path``: the folder does not exist or cannot be written, or HiGHS reported an
+        error or wrote nothing.
+    """
+    import highspy
+
+    target = Path(path)
+    fmt = (format or target.suffix.lstrip(".")).lower()
+    if fmt not in ("lp", "mps"):
+        raise ValueError(f"{target}: unknown model format {fmt!r}; choose 'lp' or 'mps'")
+    if not target.parent.is_dir():
+        raise OSError(f"{target}: cannot write the model: no folder {target.parent}")
+    tmp = target.with_name(f".{target.stem}.tmp-{os.getpid()}.{fmt}")
     h = build_highs(mat, relax=relax)
-    h.writeModel(str(path))
+    try:
+        status = h.writeModel(str(tmp))  # kWarning: generic names c0.., r0.. (we set none)
+        if status == highspy.HighsStatus.kError or not tmp.is_file():
+            what = "wrote no file" if not tmp.is_file() else f"returned {status}"
+            raise OSError(f"{target}: cannot write the model: HiGHS {what}")
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if str(target) in str(exc):
+            raise
+        raise OSError(f"{target}: cannot write the model: {exc.strerror or exc}") from exc
+    except BaseException:  # Ctrl-C: no partial file either
+        tmp.unlink(missing_ok=True)
+        raise

@@ -2,7 +2,9 @@
 by HiGHS through Pyomo's ``appsi_highs`` interface, for the MIP and the LP relaxation.
 
 Slower to build than the matrix path (:mod:`.highs`), but it is the model the ``models/`` files
-and the LP/MPS export show, so solving it directly cross-checks the matrix build.
+and the LP/MPS export show, so solving it directly cross-checks the matrix build. The solve runs
+in a worker thread (:func:`~lpsched.solvers.result.run_interruptible`); Ctrl-C cancels it
+through appsi's ``highspy.Highs`` object, whose interrupt callbacks appsi enables.
 Source: ours (Pyomo, Bynum et al. 2021; appsi HiGHS interface).
 """
 
@@ -16,7 +18,7 @@ import numpy as np
 from ..formulations.horizon import Horizon
 from ..formulations.time_indexed import build_model, starts_from_pyomo
 from ..instance import Instance
-from .result import Answer
+from .result import Answer, run_interruptible
 
 __all__ = ["appsi_highs", "solve_mip", "solve_lp"]
 
@@ -79,7 +81,9 @@ def solve_mip(
     hz : Horizon
         Horizon and windows; with ``warm_start`` its schedule is the MIP start.
     warm_start : bool
-    time_limit, mip_gap, verbose
+    time_limit : float, optional
+        Seconds for the build and the solve together (HiGHS gets what the build left).
+    mip_gap, verbose
         See :func:`appsi_highs`.
     info : dict, optional
         Receives the model size (``columns``, ``rows``, ``nonzeros``).
@@ -87,12 +91,22 @@ def solve_mip(
     Returns
     -------
     Answer
+        A build that used up the time limit, or was interrupted, gives no incumbent.
     """
     import pyomo.environ as pyo
     from pyomo.contrib.appsi.base import TerminationCondition as TC
 
     t0 = time.perf_counter()
-    m = build_model(instance, hz, relax=False)
+    try:
+        m = build_model(instance, hz, relax=False)
+    except KeyboardInterrupt:
+        return Answer(
+            start=None,
+            dual=None,
+            build_s=time.perf_counter() - t0,
+            interrupted=True,
+            status_text="interrupted during the build",
+        )
     if info is not None:
         info.update(
             columns=len(m.IK),
@@ -102,9 +116,18 @@ def solve_mip(
     if warm_start and hz.schedule is not None:
         for (i, k), v in m.x.items():
             v.set_value(1 if hz.schedule.start[i] == k else 0)
-    opt = appsi_highs(time_limit, mip_gap, verbose, warm_start)
     build_s = time.perf_counter() - t0
-    res = opt.solve(m)
+    remaining = None if time_limit is None else float(time_limit) - build_s
+    if remaining is not None and remaining <= 0:
+        return Answer(
+            start=None,
+            dual=None,
+            build_s=build_s,
+            limit_reached=True,
+            status_text="time limit reached by the end of the build",
+        )
+    opt = appsi_highs(remaining, mip_gap, verbose, warm_start)
+    res, interrupted = run_interruptible(lambda: opt.solve(m), lambda: _cancel(opt))
     tc = res.termination_condition
     start: np.ndarray | None = None
     if res.best_feasible_objective is not None:
@@ -115,9 +138,17 @@ def solve_mip(
         build_s=build_s,
         dual=res.best_objective_bound,
         limit_reached=tc in (TC.maxTimeLimit, TC.maxIterations, TC.interrupted),
-        infeasible=tc == TC.infeasible,
+        interrupted=interrupted,
+        infeasible=tc == TC.infeasible and not interrupted,
         status_text=str(tc),
     )
+
+
+def _cancel(opt) -> None:
+    """Ask appsi's HiGHS to stop (a no-op until appsi has made its ``highspy.Highs``)."""
+    highs = getattr(opt, "_solver_model", None)  # appsi's solver object (not public API)
+    if highs is not None:
+        highs.cancelSolve()
 
 
 def solve_lp(instance: Instance, hz: Horizon, time_limit: float | None = None) -> tuple[float, int]:
@@ -134,12 +165,17 @@ def solve_lp(instance: Instance, hz: Horizon, time_limit: float | None = None) -
     ------
     RuntimeError
         The LP was not solved to optimality (e.g. time limit), naming the condition.
+    KeyboardInterrupt
+        Ctrl-C during the solve (HiGHS is stopped first).
     """
     import pyomo.environ as pyo
     from pyomo.contrib.appsi.base import TerminationCondition as TC
 
     m = build_model(instance, hz, relax=True)
-    res = appsi_highs(time_limit).solve(m)
+    opt = appsi_highs(time_limit)
+    res, interrupted = run_interruptible(lambda: opt.solve(m), lambda: _cancel(opt))
+    if interrupted:
+        raise KeyboardInterrupt
     if res.termination_condition != TC.optimal:
         raise RuntimeError(
             f"{instance.name}: LP relaxation not solved: {res.termination_condition}"

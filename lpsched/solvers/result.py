@@ -1,17 +1,21 @@
 """Solver-independent results: statuses, exact results, bounds, and the mapping to them.
 
 Every back end returns an :class:`Answer`; :func:`exact_result` checks the schedule and decides
-the status, so the rule "``optimal`` only when proven" lives in one place.
+the status, so the rule "``optimal`` only when proven" lives in one place. Every back end runs
+its solver through :func:`run_interruptible`, so that Ctrl-C (or SIGTERM in the command line)
+stops the solver and keeps what it found (:class:`SolveInterrupted`).
 Source: ours; the result objects follow PyJobShop's and PyVRP's (``to_dict``, ``summary``).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,14 +28,17 @@ from ..schedule import Schedule
 __all__ = [
     "SolveStatus",
     "LPTooLargeError",
+    "SolveInterrupted",
     "ExactResult",
     "BoundResult",
     "LPSolution",
     "Answer",
     "exact_result",
+    "run_interruptible",
 ]
 
 _EPS = 1e-6
+_T = TypeVar("_T")
 
 
 class SolveStatus(str, Enum):
@@ -40,6 +47,8 @@ class SolveStatus(str, Enum):
     ``optimal``: proven by the solver. ``feasible``: a schedule without proof (a gap stop).
     ``infeasible``: the model has no solution (cannot happen at a valid horizon).
     ``time-limit``: stopped by the time limit (objective and bound, if any, still reported).
+    ``interrupted``: stopped by Ctrl-C or SIGTERM (:class:`SolveInterrupted`); the best schedule
+    and bound found so far are reported.
     ``error``: the solver failed, or its answer did not pass the schedule check.
     """
 
@@ -47,6 +56,7 @@ class SolveStatus(str, Enum):
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     TIME_LIMIT = "time-limit"
+    INTERRUPTED = "interrupted"
     ERROR = "error"
 
     def __str__(self) -> str:
@@ -57,6 +67,27 @@ class LPTooLargeError(ValueError):
     """The time-indexed model would exceed a size limit; the message gives its size and the
     limit. Use the combinatorial bound (:func:`lpsched.bounds.combinatorial_bound`) instead.
     Source: ours."""
+
+
+class SolveInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM in the command line) stopped :func:`~lpsched.solvers.solve.solve_exact`.
+
+    A ``KeyboardInterrupt``, so a loop or a sweep around the solve stops as on any Ctrl-C; the
+    solver has been stopped and ``result`` holds what was found so far (status ``interrupted``:
+    the best checked schedule, or None before the heuristic finished, and the best proven bound).
+
+    Attributes
+    ----------
+    result : ExactResult
+        Source: ours.
+    """
+
+    def __init__(self, result: ExactResult) -> None:
+        super().__init__(f"interrupted: {result.to_dict()}")
+        self.result = result
+
+    def __reduce__(self):  # picklable (sent back by a worker process)
+        return (type(self), (self.result,))
 
 
 @dataclass
@@ -188,6 +219,9 @@ class LPSolution:
         The model solved.
     build_s, solve_s : float
         Seconds.
+    shift : int, default 0
+        The earliest arrival ``min_i a_i`` (rounds): ``matrix`` is the model of the instance
+        with every arrival moved ``shift`` rounds earlier (the same TEL and LP value).
     """
 
     value: float
@@ -195,15 +229,17 @@ class LPSolution:
     matrix: TimeIndexedMatrix
     build_s: float
     solve_s: float
+    shift: int = 0
 
     @property
     def horizon(self) -> int:
-        """``T`` in rounds."""
+        """``T`` in rounds (of the shifted time axis, see ``shift``)."""
         return self.matrix.T
 
     def fractional_completion(self) -> np.ndarray:
-        """``sum_k (k + o_i) x_{i,k}`` per request (rounds), shape (n,) (Sorted-LP's key)."""
-        return self.matrix.fractional_completion(self.x)
+        """``sum_k (k + o_i) x_{i,k}`` per request (rounds of the instance's own time axis,
+        ``shift`` added back), shape (n,) (Sorted-LP's key)."""
+        return self.matrix.fractional_completion(self.x) + self.shift
 
 
 @dataclass
@@ -220,7 +256,9 @@ class Answer:
     dual : float or None
         The solver's dual (lower) bound on the TEL (rounds); None when it has none.
     limit_reached : bool
-        Stopped by a time, node, solution or memory limit, or interrupted.
+        Stopped by a time, node, solution or memory limit.
+    interrupted : bool
+        Stopped by Ctrl-C (:func:`run_interruptible`), or interrupted before the run.
     infeasible : bool
         The solver proved the model infeasible.
     error : str or None
@@ -241,6 +279,7 @@ class Answer:
     dual: float | None
     build_s: float = 0.0
     limit_reached: bool = False
+    interrupted: bool = False
     infeasible: bool = False
     error: str | None = None
     status_text: str = ""
@@ -293,7 +332,8 @@ def exact_result(
         ``optimal`` only when the best schedule's TEL meets the proven bound (the solver's
         dual bound rounded up, never below the combinatorial bound); ``error`` when the
         solver failed, its schedule fails the feasibility check, or its bound exceeds a
-        feasible TEL.
+        feasible TEL; otherwise ``interrupted`` when Ctrl-C stopped the run (even at a zero
+        gap: the status says how the run ended, the gap how good its schedule is).
 
     Notes
     -----
@@ -321,6 +361,8 @@ def exact_result(
     objective = None if sched is None else sched.tel
     if "error" in info:
         status = SolveStatus.ERROR
+    elif answer.interrupted:
+        status = SolveStatus.INTERRUPTED
     elif answer.infeasible:
         status = SolveStatus.INFEASIBLE
     elif objective is not None and objective <= bound + _EPS:
@@ -355,3 +397,70 @@ def exact_result(
         schedule=sched,
         info=info,
     )
+
+
+def run_interruptible(
+    work: Callable[[], _T], stop: Callable[[], object], deadline: float | None = None
+) -> tuple[_T, bool]:
+    """Run ``work()`` (a solver call that releases the GIL) in a worker thread while this
+    thread waits, so that Ctrl-C reaches Python during a long solve.
+
+    A ``KeyboardInterrupt`` in the wait calls ``stop()`` (the solver's own cancel: HiGHS'
+    interrupt callback, CP-SAT's ``stop_search``), again every 0.1 s until ``work`` returns
+    (a cancel that arrives before the solver starts is not lost); further Ctrl-C are absorbed
+    while the solver winds down, which takes well under a second.
+
+    Parameters
+    ----------
+    work : callable
+        The blocking call; its exceptions are raised here.
+    stop : callable
+        Asks ``work`` to return soon with what it has; may be called many times.
+    deadline : float, optional
+        ``time.perf_counter()`` value; ``stop()`` is also called once it is 0.1 s past (a
+        wall-clock backstop for a solver that overruns its own time limit, e.g. in
+        presolve). Not counted as an interruption.
+
+    Returns
+    -------
+    value
+        What ``work()`` returned.
+    interrupted : bool
+        Whether Ctrl-C arrived (``stop`` was called).
+
+    Notes
+    -----
+    Signals reach only the main thread; from any other thread this is a plain call in a
+    worker. Source: ours (the pattern of highspy's ``Highs.solve`` with
+    ``HandleKeyboardInterrupt``).
+    """
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # re-raised in the waiting thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=target, name="lpsched-solver", daemon=True)
+    interrupted = False
+    worker.start()
+    # Wait on an Event, never in Thread.join: a join that Ctrl-C interrupts can mark a running
+    # thread as finished (CPython 3.11, bpo-45274).
+    while not done.is_set():
+        try:
+            done.wait(0.1 if interrupted or deadline is not None else 0.5)
+        except KeyboardInterrupt:
+            interrupted = True
+        late = deadline is not None and time.perf_counter() > deadline + 0.1
+        if (interrupted or late) and not done.is_set():
+            try:
+                stop()
+            except KeyboardInterrupt:
+                interrupted = True
+    if "error" in box:
+        raise box["error"]
+    return box["value"], interrupted

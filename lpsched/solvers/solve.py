@@ -14,11 +14,24 @@ The horizon is ``min(T1, T2)`` with per-request start windows (:func:`exact_hori
 argument is in :mod:`lpsched.formulations.horizon`); a caller's horizon below that is refused
 with :class:`~lpsched.formulations.horizon.HorizonError`. Model-size limits are named once here.
 
+Arrivals may start anywhere (epoch seconds mapped to rounds): every function here works on the
+time axis shifted by the earliest arrival ``a_min = min_i a_i`` (``a_i - a_min``), which changes
+no TEL and no bound (SPEC section 9), and maps starts back (``p_i + a_min``). Horizons ``T`` are
+rounds of the shifted axis (rounds after the earliest arrival).
+
+The options are checked before any work: ``time_limit`` None or a finite number of seconds
+``> 0``, ``mip_gap`` a finite number in ``[0, 1]``, ``threads`` None or a positive integer
+(:class:`ValueError` naming the option and its range). ``time_limit`` covers the whole call.
+Ctrl-C stops a running solver and :func:`solve_exact` raises
+:class:`~lpsched.solvers.result.SolveInterrupted` with the best schedule and bound so far.
+
 Source: SPEC section 3; the reporting rules follow PyJobShop's result object (ours otherwise).
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import time
 from collections.abc import Callable
@@ -30,6 +43,7 @@ from ..formulations.horizon import Horizon, horizon_t1, horizon_t2, tight_horizo
 from ..formulations.time_indexed import build_model, matrix_size, time_indexed_matrix
 from ..instance import Instance
 from ..policies.local_search import best_heuristic, improve_schedule
+from ..schedule import Schedule
 from . import cpsat, highs, pyomo
 from .result import (
     Answer,
@@ -37,6 +51,8 @@ from .result import (
     ExactResult,
     LPSolution,
     LPTooLargeError,
+    SolveInterrupted,
+    SolveStatus,
     exact_result,
 )
 
@@ -49,6 +65,11 @@ __all__ = [
     "AUTO_LP_MAX_NONZEROS",
     "MAX_HORIZON",
     "PYOMO_MAX_NONZEROS",
+    "check_max_nonzeros",
+    "check_time_limit",
+    "check_mip_gap",
+    "check_threads",
+    "shift_arrivals",
     "exact_horizon",
     "solve_exact",
     "solve_lp",
@@ -76,6 +97,112 @@ AUTO_LP_MAX_NONZEROS = 5_000_000
 MAX_HORIZON = 1_000_000
 #: Largest model built through Pyomo (about 1 kB of memory per non-zero).
 PYOMO_MAX_NONZEROS = 2_000_000
+
+
+def check_max_nonzeros(value: int | None, default: int = LP_MAX_NONZEROS) -> int:
+    """The model-size limit ``max_nonzeros`` as given: a positive integer, or None for ``default``.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid values, for anything else (0, a negative number, a
+        float such as ``1e6``, a string, a boolean). Source: ours.
+    """
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(
+            "max_nonzeros must be a positive integer (non-zeros of the constraint matrix) or "
+            f"None for the default {default:,}, got {value!r}"
+        )
+    return int(value)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_time_limit(value: float | None, name: str = "time_limit") -> float | None:
+    """A time limit as given: None (no limit) or a finite number of seconds ``> 0``.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid values, for anything else (0, a negative number,
+        NaN, infinity, a string, a boolean). Source: ours.
+    """
+    if value is None:
+        return None
+    if not _is_real(value) or not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"{name} must be None (no limit) or a finite number of seconds > 0, got {value!r}"
+        )
+    return float(value)
+
+
+def check_mip_gap(value: float) -> float:
+    """The relative MIP gap as given: a finite number in ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid range, for anything else. Source: ours.
+    """
+    if not _is_real(value) or not math.isfinite(value) or not 0 <= value <= 1:
+        raise ValueError(f"mip_gap must be a finite number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_threads(value: int | None) -> int | None:
+    """Solver threads as given: None (the solver's choice) or a positive integer.
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid values, for anything else. Source: ours.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(
+            f"threads must be None (the solver's choice) or a positive integer, got {value!r}"
+        )
+    return int(value)
+
+
+def shift_arrivals(instance: Instance) -> tuple[Instance, int]:
+    """The instance on the time axis that starts at its earliest arrival, and that shift.
+
+    Returns
+    -------
+    shifted : Instance
+        ``instance`` with arrivals ``a_i - a_min`` (the same object when ``a_min = 0``).
+    shift : int
+        ``a_min = min_i a_i`` (rounds). Every schedule of ``shifted`` with starts ``p_i`` is
+        a schedule of ``instance`` with starts ``p_i + a_min``, with the same latencies
+        ``C_i - a_i`` and the same memory per round (moved by ``a_min``), so the optimal TEL
+        and every bound are the same (SPEC section 9).
+
+    Notes
+    -----
+    Source: SPEC section 9 (arrivals in epoch seconds mapped to rounds); ours.
+    """
+    shift = int(instance.arrival.min())
+    if shift == 0:
+        return instance, 0
+    return instance.replace(arrival=instance.arrival - shift), shift
+
+
+def _unshift(result: ExactResult, instance: Instance, shift: int) -> ExactResult:
+    """``result`` of the shifted instance as a result of ``instance`` (starts ``+ shift``)."""
+    if shift:
+        result.info["time_shift"] = shift
+        if result.schedule is not None:
+            sched = result.schedule
+            result.schedule = Schedule(
+                instance, sched.start + shift, policy=sched.policy, info=sched.info
+            )
+    return result
 
 
 def _refuse_if_surely_too_large(instance: Instance, max_nonzeros: int) -> None:
@@ -136,6 +263,10 @@ def exact_horizon(
     sched = best_heuristic(instance)
     if local_search > 0:
         sched = improve_schedule(instance, sched, local_search)
+    return _horizon_of(instance, sched, horizon, windows)
+
+
+def _horizon_of(instance: Instance, sched: Schedule, horizon: int | None, windows: bool) -> Horizon:
     hz = tight_horizon(instance, sched, horizon)
     if not windows:
         return Horizon(hz.T, hz.T1, hz.T2, hz.upper_bound, None, hz.schedule)
@@ -156,7 +287,7 @@ def solve_exact(
     threads: int | None = None,
     local_search: int = 4000,
     cover_cuts: int = 0,
-    max_nonzeros: int = LP_MAX_NONZEROS,
+    max_nonzeros: int | None = LP_MAX_NONZEROS,
     verbose: bool = False,
 ) -> ExactResult:
     """Solve the time-indexed MIP of SPEC section 3: the optimal TEL, or a bound and a gap.
@@ -164,19 +295,25 @@ def solve_exact(
     Parameters
     ----------
     instance : Instance
-        Requests ``(s_i, o_i, a_i)`` and KV-cache budget ``M``; arrivals allowed.
+        Requests ``(s_i, o_i, a_i)`` and KV-cache budget ``M``; arrivals allowed, from any
+        round on (the model works on the axis shifted by the earliest arrival; the schedule
+        returned is on the instance's own axis, ``info["time_shift"]`` the shift).
     solver : str
         A back end of :data:`SOLVERS`: ``"highs"`` (branch and cut) or ``"cpsat"`` (OR-Tools
         CP-SAT) on the same model.
     time_limit : float or None, default 60
-        Seconds for the solver (the heuristic and the build come on top).
+        Seconds for the whole call, None for no limit: the local search gets at most a
+        quarter of it (and at most 5 s), the model build and the solver what is left; a
+        build cut short by the limit ends with ``time-limit`` and the heuristic schedule.
     mip_gap : float, default 0.0
-        Relative gap at which to stop; with 0 the solver runs until optimality is proven.
+        Relative gap in ``[0, 1]`` at which to stop; with 0 the solver runs until optimality
+        is proven.
     warm_start : bool, default True
         Give the best heuristic schedule as MIP start (HiGHS) or hint (CP-SAT); it is also the
         fallback incumbent.
     horizon : int, optional
-        ``T`` in rounds; default ``min(T1, T2)``. Must be ``>= min(T1, T2)``.
+        ``T`` in rounds after the earliest arrival; default ``min(T1, T2)``. Must be
+        ``>= min(T1, T2)``.
     windows : bool, default True
         Cut every start window to ``p_i <= a_i + UB - sum o`` (keeps all optimal schedules).
     aggregate : bool, default True
@@ -185,7 +322,7 @@ def solve_exact(
         ``matrix``: the numpy build handed to highspy / CP-SAT. ``pyomo``: the reference Pyomo
         model solved by ``appsi_highs`` (HiGHS only; ``aggregate`` ignored).
     threads : int, optional
-        Solver threads (CP-SAT workers).
+        Solver threads (HiGHS threads, CP-SAT workers): a positive integer.
     local_search : int, default 4000
         Moves of the list local search (:func:`~lpsched.policies.local_search.improve_schedule`)
         that improves the best list policy before the solve; 0 = the list policies only. The
@@ -195,9 +332,10 @@ def solve_exact(
         Rounds of GUB-cover cuts on the memory rows (:mod:`lpsched.formulations.cuts`) added
         to the HiGHS model in a cut loop on its LP before the MIP; 0 = none (HiGHS' own cuts
         only). Matrix backend and HiGHS only.
-    max_nonzeros : int, default LP_MAX_NONZEROS
-        Largest model to build; a larger one is refused before any memory is spent on it
-        (checked first with the smallest horizon the tight rule could choose, then exactly).
+    max_nonzeros : int or None, default LP_MAX_NONZEROS
+        Largest model to build (a positive integer; None: the default); a larger one is
+        refused before any memory is spent on it (checked first with the smallest horizon
+        the tight rule could choose, then exactly).
     verbose : bool
         Solver log on stdout.
 
@@ -205,7 +343,9 @@ def solve_exact(
     -------
     ExactResult
         ``status`` is ``optimal`` only when the solver proved it; the schedule passes
-        :meth:`Schedule.check`.
+        :meth:`Schedule.check`. A HiGHS schedule that overflows the KV cache (floating-point
+        tolerance) is cut off with exact cover cuts and the model solved again
+        (``info["retry"]``, :func:`lpsched.solvers.highs.solve_mip`).
 
     Raises
     ------
@@ -214,7 +354,11 @@ def solve_exact(
     LPTooLargeError
         If the model would exceed ``max_nonzeros`` non-zeros.
     ValueError
-        Unknown solver or backend.
+        Unknown solver or backend; ``time_limit``, ``mip_gap`` or ``threads`` out of range.
+    SolveInterrupted
+        Ctrl-C (a ``KeyboardInterrupt``): the solver was stopped; ``.result`` has status
+        ``interrupted``, the best checked schedule so far (None when the list policies had
+        not finished) and the best proven bound.
 
     Notes
     -----
@@ -229,10 +373,28 @@ def solve_exact(
         raise ValueError("the pyomo backend solves with HiGHS only")
     if cover_cuts and (solver != "highs" or backend != "matrix"):
         raise ValueError("cover_cuts needs solver='highs' and backend='matrix'")
+    max_nonzeros = check_max_nonzeros(max_nonzeros)
+    time_limit = check_time_limit(time_limit)
+    mip_gap = check_mip_gap(mip_gap)
+    threads = check_threads(threads)
     t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    original, (instance, shift) = instance, shift_arrivals(instance)
     _refuse_if_surely_too_large(instance, max_nonzeros)
-    hz = exact_horizon(instance, horizon, windows, local_search)
-    _check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
+    try:
+        sched = best_heuristic(instance)
+    except KeyboardInterrupt:
+        raise SolveInterrupted(_before_any_schedule(instance, solver, t0, shift)) from None
+    interrupted = False
+    if local_search > 0:
+        budget = 5.0 if time_limit is None else min(5.0, time_limit / 4)
+        try:
+            sched = improve_schedule(instance, sched, local_search, time_limit=budget)
+        except KeyboardInterrupt:  # keep the list policies' schedule
+            interrupted = True
+    hz = _horizon_of(instance, sched, horizon, windows)
+    if not interrupted:
+        _check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
     info: dict[str, Any] = {
         "T1": hz.T1,
         "T2": hz.T2,
@@ -242,37 +404,47 @@ def solve_exact(
         "aggregate": aggregate and backend == "matrix",
         "windows": windows,
     }
-    if backend == "pyomo":
-        prep_s = time.perf_counter() - t0
+    answer: Answer | None = None
+    if interrupted:
+        answer = Answer(None, None, interrupted=True, status_text="interrupted before the build")
+    prep_s = time.perf_counter() - t0
+    if answer is None and backend == "pyomo":
         answer = pyomo.solve_mip(
             instance,
             hz,
             warm_start=warm_start,
-            time_limit=time_limit,
+            time_limit=_remaining(deadline),
             mip_gap=mip_gap,
             verbose=verbose,
             info=info,
         )
-    else:
-        mat = time_indexed_matrix(instance, hz if windows else hz.T, aggregate=aggregate)
-        info.update(columns=mat.ncol, rows=mat.nrow, nonzeros=mat.nnz)
-        start_x = None
-        if warm_start and hz.schedule is not None and mat.fits(hz.schedule.start):
-            start_x = mat.values_from_starts(hz.schedule.start)
-        options = {"cover_cuts": cover_cuts} if cover_cuts else {}
+    elif answer is None:
+        try:
+            mat = time_indexed_matrix(instance, hz if windows else hz.T, aggregate=aggregate)
+            info.update(columns=mat.ncol, rows=mat.nrow, nonzeros=mat.nnz)
+            start_x = None
+            if warm_start and hz.schedule is not None and mat.fits(hz.schedule.start):
+                start_x = mat.values_from_starts(hz.schedule.start)
+        except KeyboardInterrupt:
+            answer = Answer(None, None, interrupted=True, status_text="interrupted in the build")
         prep_s = time.perf_counter() - t0
-        answer = SOLVERS[solver](
-            mat,
-            start=start_x,
-            time_limit=time_limit,
-            mip_gap=mip_gap,
-            threads=threads,
-            verbose=verbose,
-            **options,
-        )
+        left = _remaining(deadline)
+        if answer is None and left is not None and left <= 0:
+            answer = Answer(None, None, limit_reached=True, status_text="time limit reached")
+        if answer is None:
+            options = {"cover_cuts": cover_cuts} if cover_cuts else {}
+            answer = SOLVERS[solver](
+                mat,
+                start=start_x,
+                time_limit=left,
+                mip_gap=mip_gap,
+                threads=threads,
+                verbose=verbose,
+                **options,
+            )
     build_s = prep_s + answer.build_s
     solve_s = time.perf_counter() - t0 - build_s
-    return exact_result(
+    res = exact_result(
         instance,
         answer,
         solver=solver,
@@ -283,6 +455,34 @@ def solve_exact(
         solve_s=solve_s,
         info=info,
     )
+    res = _unshift(res, original, shift)
+    if answer.interrupted:
+        raise SolveInterrupted(res)
+    return res
+
+
+def _remaining(deadline: float | None) -> float | None:
+    """Seconds left until ``deadline`` (a ``time.perf_counter()`` value), None without one."""
+    return None if deadline is None else deadline - time.perf_counter()
+
+
+def _before_any_schedule(instance: Instance, solver: str, t0: float, shift: int) -> ExactResult:
+    """The result of a run interrupted before the list policies gave a schedule."""
+    runtime = time.perf_counter() - t0
+    return ExactResult(
+        status=SolveStatus.INTERRUPTED,
+        objective=None,
+        bound=float(combinatorial_bound(instance)),
+        gap=None,
+        runtime_s=runtime,
+        build_s=runtime,
+        solve_s=0.0,
+        horizon=horizon_t1(instance),
+        solver=solver,
+        schedule=None,
+        info={"incumbent": None, "solver_status": "interrupted in the heuristic"}
+        | ({"time_shift": shift} if shift else {}),
+    )
 
 
 def solve_lp(
@@ -291,7 +491,7 @@ def solve_lp(
     *,
     windows: bool | None = None,
     aggregate: bool = True,
-    max_nonzeros: int = LP_MAX_NONZEROS,
+    max_nonzeros: int | None = LP_MAX_NONZEROS,
     time_limit: float | None = None,
 ) -> LPSolution:
     """Solve the LP relaxation of the time-indexed model with HiGHS (the fast matrix path).
@@ -299,21 +499,27 @@ def solve_lp(
     Parameters
     ----------
     instance : Instance
+        Arrivals from any round on (solved on the axis shifted by the earliest arrival).
     horizon : int, optional
-        ``T`` (rounds); default ``min(T1, T2)``. Must be ``>= min(T1, T2)``.
+        ``T`` (rounds after the earliest arrival); default ``min(T1, T2)``. Must be
+        ``>= min(T1, T2)``.
     windows : bool, optional
         Start windows ``p_i <= a_i + UB - sum o``; default: on when ``horizon`` is None, off
         when a horizon is given (so ``horizon=T1`` is exactly the LP of SPEC section 3).
     aggregate : bool, default True
         Classes of identical requests (same LP value; :mod:`lpsched.formulations.time_indexed`).
-    max_nonzeros : int
-        Refuse larger models with :class:`LPTooLargeError`.
+    max_nonzeros : int or None
+        Refuse larger models with :class:`LPTooLargeError` (a positive integer; None: the
+        default :data:`LP_MAX_NONZEROS`).
     time_limit : float, optional
-        Seconds for HiGHS.
+        Seconds for HiGHS: None or a finite number ``> 0``.
 
     Returns
     -------
     LPSolution
+        Its ``matrix`` is the model of the shifted instance, ``shift`` the earliest arrival;
+        :meth:`~lpsched.solvers.result.LPSolution.fractional_completion` is on the instance's
+        own axis.
 
     Raises
     ------
@@ -323,13 +529,20 @@ def solve_lp(
         The model exceeds ``max_nonzeros``.
     RuntimeError
         HiGHS did not reach an optimal LP solution (e.g. time limit).
+    ValueError
+        ``time_limit`` out of range.
+    KeyboardInterrupt
+        Ctrl-C during the solve (HiGHS is stopped first).
 
     Notes
     -----
     Source: SPEC section 3 (LP relaxation, ``0 <= x <= 1``). With windows the LP is that of a
     MIP with the same optimum, hence still a lower bound (:mod:`lpsched.formulations.horizon`).
     """
+    max_nonzeros = check_max_nonzeros(max_nonzeros)
+    time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
+    instance, shift = shift_arrivals(instance)
     if windows is None:
         windows = horizon is None
     hz = exact_horizon(instance, horizon, windows)
@@ -338,7 +551,7 @@ def solve_lp(
     build_s = time.perf_counter() - t0
     value, x = highs.solve_lp(mat, time_limit)
     solve_s = time.perf_counter() - t0 - build_s
-    return LPSolution(value=value, x=x, matrix=mat, build_s=build_s, solve_s=solve_s)
+    return LPSolution(value=value, x=x, matrix=mat, build_s=build_s, solve_s=solve_s, shift=shift)
 
 
 def lp_bound(
@@ -347,7 +560,7 @@ def lp_bound(
     *,
     windows: bool | None = None,
     backend: str = "matrix",
-    max_nonzeros: int = LP_MAX_NONZEROS,
+    max_nonzeros: int | None = LP_MAX_NONZEROS,
     time_limit: float | None = None,
 ) -> BoundResult:
     """The LP relaxation's value: a lower bound on the optimal TEL (rounds).
@@ -355,17 +568,19 @@ def lp_bound(
     Parameters
     ----------
     instance : Instance
+        Arrivals from any round on (solved on the axis shifted by the earliest arrival).
     horizon : int, optional
-        ``T`` (rounds); default ``min(T1, T2)`` (with start windows). At ``T = T1`` this is the
-        plain LP of SPEC section 3; a smaller valid ``T`` gives a value at least as large.
+        ``T`` (rounds after the earliest arrival); default ``min(T1, T2)`` (with start
+        windows). At ``T = T1`` this is the plain LP of SPEC section 3; a smaller valid ``T``
+        gives a value at least as large.
     windows : bool, optional
         See :func:`solve_lp`.
     backend : {"matrix", "pyomo"}
         ``matrix`` (fast, HiGHS via highspy) or the reference Pyomo model (``appsi_highs``).
-    max_nonzeros : int
-        Size limit (:class:`LPTooLargeError` above it).
+    max_nonzeros : int or None
+        Size limit (:class:`LPTooLargeError` above it); a positive integer, None: the default.
     time_limit : float, optional
-        Seconds for HiGHS.
+        Seconds for HiGHS: None or a finite number ``> 0``.
 
     Returns
     -------
@@ -375,9 +590,11 @@ def lp_bound(
 
     Raises
     ------
-    HorizonError, LPTooLargeError, RuntimeError
+    HorizonError, LPTooLargeError, RuntimeError, ValueError, KeyboardInterrupt
         As :func:`solve_lp`.
     """
+    max_nonzeros = check_max_nonzeros(max_nonzeros)
+    time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
     if backend == "matrix":
         sol = solve_lp(
@@ -401,6 +618,7 @@ def lp_bound(
         raise ValueError(f"unknown backend {backend!r}; choose 'matrix' or 'pyomo'")
     if windows is None:
         windows = horizon is None
+    instance, _ = shift_arrivals(instance)
     hz = exact_horizon(instance, horizon, windows)
     _check_size(instance, hz.T, hz.slack, max_nonzeros)
     value, columns = pyomo.solve_lp(instance, hz, time_limit)
@@ -415,23 +633,25 @@ def lp_bound(
 
 def best_bound(
     instance: Instance,
-    time_limit: float = 60.0,
+    time_limit: float | None = 60.0,
     *,
     method: str = "auto",
-    max_nonzeros: int = AUTO_LP_MAX_NONZEROS,
+    max_nonzeros: int | None = AUTO_LP_MAX_NONZEROS,
 ) -> BoundResult:
     """The best lower bound affordable in ``time_limit`` seconds, saying which it is.
 
     Parameters
     ----------
     instance : Instance
-    time_limit : float, default 60
-        Seconds for the LP solve.
+        Arrivals from any round on (every bound is taken on the axis shifted by the earliest
+        arrival, which changes none).
+    time_limit : float or None, default 60
+        Seconds for the LP solve: None (no limit) or a finite number ``> 0``.
     method : {"auto", "lp", "combinatorial", "trivial"}
         ``auto``: the LP relaxation when its matrix has at most ``max_nonzeros`` non-zeros
         and HiGHS solves it within ``time_limit``, else the combinatorial bound; the larger of
         the LP and the combinatorial value is returned. The others force one method.
-    max_nonzeros : int, default AUTO_LP_MAX_NONZEROS
+    max_nonzeros : int or None, default AUTO_LP_MAX_NONZEROS
         Size above which ``auto`` does not try the LP (see ``benchmarks/bench_exact.py``).
 
     Returns
@@ -443,13 +663,18 @@ def best_bound(
     Raises
     ------
     ValueError
-        Unknown method. ``method="lp"`` raises
+        Unknown method; ``time_limit`` out of range. ``method="lp"`` raises
         :class:`~lpsched.solvers.result.LPTooLargeError` above :data:`LP_MAX_NONZEROS` and
         ``RuntimeError`` on an LP time-out.
+    KeyboardInterrupt
+        Ctrl-C during the LP solve (HiGHS is stopped first).
     """
     if method not in BOUND_METHODS:
         raise ValueError(f"unknown bound method {method!r}; choose from {', '.join(BOUND_METHODS)}")
+    max_nonzeros = check_max_nonzeros(max_nonzeros, AUTO_LP_MAX_NONZEROS)
+    time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
+    instance, _ = shift_arrivals(instance)
     if method == "trivial":
         return BoundResult("trivial", float(trivial_bound(instance)), time.perf_counter() - t0)
     comb = BoundResult(
@@ -472,7 +697,8 @@ def best_bound(
         except LPTooLargeError as exc:
             reason = f"LP too large ({exc})"
         except RuntimeError as exc:
-            reason = f"LP not solved in {time_limit:g} s ({exc})"
+            within = "" if time_limit is None else f" in {time_limit:g} s"
+            reason = f"LP not solved{within} ({exc})"
         else:
             if lp.bound >= comb.bound:
                 lp.info.update(
@@ -501,13 +727,18 @@ def export_model(
     Parameters
     ----------
     instance : Instance
+        Arrivals from any round on: the model is written on the time axis shifted by the
+        earliest arrival ``a_min`` (start ``k`` in the file is round ``k + a_min``; the same
+        TEL).
     path : path-like
-        Output file.
+        Output file. Written through a temporary file in the same folder, renamed once
+        complete, so a failed write leaves no file.
     format : {"lp", "mps"}
     relax : bool, default False
         Write the LP relaxation instead of the MIP.
     horizon : int, optional
-        ``T`` in rounds; default ``min(T1, T2)`` with start windows. Must be ``>= min(T1, T2)``.
+        ``T`` in rounds after the earliest arrival; default ``min(T1, T2)`` with start
+        windows. Must be ``>= min(T1, T2)``.
     backend : {"pyomo", "highs"}
         ``pyomo``: the reference model with its names (``x[i,k]``, ``assign[i]``,
         ``memory[t]``), for small and medium instances. ``highs``: the matrix build written
@@ -525,6 +756,8 @@ def export_model(
     LPTooLargeError
         The model would have more than ``PYOMO_MAX_NONZEROS`` (backend ``pyomo``, which needs
         about 1 kB of memory per non-zero) or ``LP_MAX_NONZEROS`` (``highs``) non-zeros.
+    OSError
+        Naming ``path``: its folder does not exist or cannot be written, or the writer failed.
     """
     fmt = format.lower()
     if fmt not in EXPORT_FORMATS:
@@ -532,20 +765,31 @@ def export_model(
     if backend not in EXPORT_BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose 'pyomo' or 'highs'")
     p = Path(path)
+    if not p.parent.is_dir():
+        raise OSError(f"{p}: cannot write the model: no folder {p.parent}")
     limit = LP_MAX_NONZEROS if backend == "highs" else PYOMO_MAX_NONZEROS
+    instance, _ = shift_arrivals(instance)
     _refuse_if_surely_too_large(instance, limit)
     hz = exact_horizon(instance, horizon, windows=horizon is None)
     _check_size(instance, hz.T, hz.slack if horizon is None else None, limit)
-    if backend == "pyomo":
-        from pyomo.opt import ProblemFormat
-
-        m = build_model(instance, hz, relax=relax)
-        pformat = ProblemFormat.cpxlp if fmt == "lp" else ProblemFormat.mps
-        m.write(str(p), format=pformat, io_options={"symbolic_solver_labels": True})
-    else:
+    if backend == "highs":
         mat = time_indexed_matrix(instance, hz, aggregate=False)
-        target = p if p.suffix == f".{fmt}" else p.with_name(p.name + f".{fmt}")
-        highs.write_model(mat, str(target), relax=relax)
-        if target != p:
-            target.replace(p)
+        highs.write_model(mat, p, relax=relax, format=fmt)
+        return p
+    from pyomo.opt import ProblemFormat
+
+    m = build_model(instance, hz, relax=relax)
+    pformat = ProblemFormat.cpxlp if fmt == "lp" else ProblemFormat.mps
+    tmp = p.with_name(f".{p.stem}.tmp-{os.getpid()}.{fmt}")
+    try:
+        m.write(str(tmp), format=pformat, io_options={"symbolic_solver_labels": True})
+        if not tmp.is_file():
+            raise OSError("Pyomo wrote no file")
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OSError(f"{p}: cannot write the model: {exc.strerror or exc}") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return p

@@ -217,3 +217,63 @@ def test_dask_local_cluster_survives_a_killed_worker(tmp_path):
     serial = run_sweep(_sweep(_tasks(range(8))), tmp_path / "s", progress=False)
     assert _values(rows) == _values(serial)
     assert len(_file_rows(tmp_path / "d" / "r.csv")) == 16  # nothing lost, nothing twice
+
+
+def test_fresh_twice_in_one_second_keeps_both_backups(tmp_path):
+    for _ in range(3):
+        run_sweep(_sweep(_tasks([0])), tmp_path, progress=False, fresh=True, report=lambda m: None)
+    assert len(list(tmp_path.glob("r.csv.bak-*"))) == 2
+
+
+def test_left_out_rows_are_named_by_their_key_values(tmp_path):
+    run_sweep(_sweep(_tasks([0, 1, 2])), tmp_path, progress=False)
+    messages = []
+    run_sweep(_sweep(_tasks([1])), tmp_path, progress=False, report=messages.append)
+    assert any(
+        "4 row(s) in the file belong to tasks outside this run (x 0, 2)" in m for m in messages
+    )
+
+
+def test_non_finite_values_and_failing_checks_reject_the_row(tmp_path):
+    from lpsched.experiments.engine import finite_float
+
+    def check(v):
+        if v["y"] == 7:
+            raise KeyError("boom")  # a check that fails on a broken row rejects it
+        return None
+
+    sweep = Sweep(
+        "r", FIELDS, ["x", "p"], _tasks([0, 1]), square_rows, types={"y": finite_float}, check=check
+    )
+    run_sweep(sweep, tmp_path, progress=False)
+    path = tmp_path / "r.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace("0,a,0,", "0,a,nan,", 1)
+    lines[2] = lines[2].replace("0,b,1,", "0,b,7,", 1)
+    path.write_text("".join(lines))
+    messages = []
+    rows = run_sweep(sweep, tmp_path, progress=False, report=messages.append)
+    assert [r["y"] for r in rows] == ["0", "1", "1", "2"]
+    text = "\n".join(messages)
+    assert "line 2: field 'y' is not a valid finite_float: 'nan'" in text
+    assert "line 3: the row's values cannot be checked" in text
+
+
+def test_conflicting_duplicates_are_named(tmp_path):
+    run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
+    path = tmp_path / "r.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines + [lines[1], lines[1].replace("0,a,0,", "0,a,5,", 1)]))
+    messages = []
+    rows = run_sweep(_sweep(_tasks([0])), tmp_path, progress=False, report=messages.append)
+    assert rows[0]["y"] == "0"
+    assert any("line(s) 4, 5 repeat the key" in m and "line(s) 5 disagree" in m for m in messages)
+
+
+def test_uncommitted_code_is_part_of_the_provenance():
+    from lpsched.experiments import engine
+
+    commit = engine._git_commit()
+    assert commit  # a commit, a commit with a digest of the changed sources, or a digest
+    if "dirty" in commit or commit.startswith("src-"):
+        assert commit.endswith(engine._sources_digest())

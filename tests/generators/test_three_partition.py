@@ -123,7 +123,7 @@ def test_no_instance_errors():
         three_partition_no(1, 13)
     with pytest.raises(ValueError, match="no-instance"):
         three_partition_no(2, 12)  # values 4 or 5, sum 24: all 4s, a yes-instance
-    with pytest.raises(ValueError, match="B >= 35"):
+    with pytest.raises(ValueError, match=r"use B = 35 \(or any B >= 41\)"):  # 36, 37 fail
         three_partition_yes(2, 13, distinct=True)
 
 
@@ -175,3 +175,78 @@ def test_exact_solver_decides_the_gadget(solver, m, B, seed):
     no = solve_exact(gadget(m, B, yes=False, seed=seed), solver=solver, time_limit=30)
     assert str(no.status) == "optimal" and no.objective > thr
     assert no.bound > thr
+
+
+# ----------------------------------------------------------------------- advice on B (hardening)
+
+
+def _advised_B(msg: str) -> list[int]:
+    """The values of B an error message advises ("use B >= X", "B = X works", ...)."""
+    import re
+
+    return [int(x) for x in re.findall(r"B (?:>=|=) (\d+)", msg.split(";", 1)[1])]
+
+
+def test_distinct_yes_too_small_B_gives_an_error_not_stop_iteration():
+    # the search for a suggested B used to stop at 10 B + 100 and end in StopIteration
+    with pytest.raises(ValueError, match=r"B = 10 is too small .* use B = 359 \(or any B >= 365\)"):
+        three_partition_yes(20, 10, distinct=True)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6, 7])
+def test_distinct_yes_advice_is_right(m):
+    with pytest.raises(ValueError) as info:
+        three_partition_yes(m, 6, distinct=True)
+    advised = _advised_B(str(info.value))
+    assert advised
+    for B in sorted(set(advised + [max(advised) + d for d in range(1, 8)])):
+        tp = three_partition_yes(m, B, distinct=True, seed=3)
+        lo, hi = value_range(B)
+        assert len(set(tp.values)) == 3 * m and all(lo <= v <= hi for v in tp.values)
+        assert all(sum(tp.values[j] for j in t) == B for t in tp.partition)
+
+
+def test_distinct_yes_falls_back_to_the_construction():
+    # the least B for 3m distinct values: the values are forced, the sampling fails; the
+    # construction gives a valid yes-instance instead of an error
+    for m, B in ((4, 71), (5, 87), (6, 107)):
+        tp = three_partition_yes(m, B, distinct=True, max_tries=5)
+        assert tp.is_yes and len(set(tp.values)) == 3 * m and sum(tp.values) == m * B
+        assert all(sum(tp.values[j] for j in t) == B for t in tp.partition)
+
+
+def test_distinct_no_advice_is_right():
+    # "use B >= 51" for --m 3 --no --distinct was wrong: B = 51 then failed
+    for B in (10, 51):
+        with pytest.raises(ValueError) as info:
+            three_partition_no(3, B, distinct=True)
+        msg = str(info.value)
+        assert "51 or distinct" not in msg and "use B >= 51" not in msg
+        (advised,) = _advised_B(msg)
+        tp = three_partition_no(3, advised, distinct=True)
+        assert not tp.is_yes and len(set(tp.values)) == 9
+        assert solve_three_partition(tp.values, advised) is None
+
+
+def test_no_instance_advice_without_distinct_is_right():
+    # B = 12: every value is 4 or 5 and the sum forces all 4s; the advice names a B that works
+    with pytest.raises(ValueError) as info:
+        three_partition_no(3, 12)
+    (advised,) = _advised_B(str(info.value))
+    assert solve_three_partition(three_partition_no(3, advised).values, advised) is None
+
+
+def test_planted_construction_exists_exactly_when_distinct_values_can():
+    """The construction behind the fallback and the advice succeeds at every B where 3m distinct
+    allowed values can sum to mB at all, and its triples are valid."""
+    from lpsched.generators.three_partition import _distinct_possible, _planted_distinct
+
+    for m in range(1, 13):
+        for B in range(6, 40 * m + 150):
+            triples = _planted_distinct(m, B)
+            assert (triples is not None) == _distinct_possible(m, B), (m, B)
+            if triples is not None:
+                lo, hi = value_range(B)
+                flat = [v for t in triples for v in t]
+                assert len(triples) == m and len(set(flat)) == 3 * m
+                assert all(lo <= v <= hi for v in flat) and all(sum(t) == B for t in triples)

@@ -125,3 +125,12 @@ def test_real_traces_mix():
         seed=0,
     )
     assert inst.n == 2000 and inst.metadata["counts"] == [1600, 400]
+
+
+@pytest.mark.parametrize("spec", ["code:1,code:1", "code,code", "code:0.5,sharegpt:0.5,code:0.2"])
+def test_mixture_with_a_repeated_name_is_refused(spec):
+    # "code:1,code:1" used to be accepted (the weights summed)
+    with pytest.raises(ValueError, match="component 'code' appears twice"):
+        parse_mixture(spec)
+    with pytest.raises(ValueError, match="appears twice"):
+        generate(spec, 5, 20000)

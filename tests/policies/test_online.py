@@ -152,3 +152,26 @@ def test_trace_arrivals_and_window(tmp_path):
 def test_nominal_capacity_hand_case():
     # A = o s + o (o+1)/2: (s=2, o=2) -> 4 + 3 = 7; (s=0, o=1) -> 1; mean 4; M = 20 -> 5
     assert nominal_capacity(np.array([2, 0]), np.array([2, 1]), 20) == 5.0
+
+
+@pytest.mark.parametrize("bad", [1.7, 1.0, "3", 0, -2, True, 2**41, float("nan")])
+def test_replan_every_is_validated_not_coerced(bad):
+    # replan_every=1.7 was truncated to 1 and "3" was parsed; now each is a ValueError
+    inst = Instance.from_arrays([1, 2, 3], [2, 2, 2], 10, [0, 1, 4])
+    for policy in (online_fcfs, online_mcsf, online_sorted_f):
+        with pytest.raises(
+            ValueError, match=r"replan_every must be None .* integer .* \[1, 2\^40\]"
+        ):
+            policy(inst, replan_every=bad)
+    with pytest.raises(ValueError, match="replan_every"):
+        effective_arrivals(inst.arrival, bad)
+    with pytest.raises(ValueError, match="replan_every"):
+        run_policy(inst, "online-sorted-f", replan_every=bad)
+
+
+def test_replan_every_accepts_numpy_integers():
+    inst = Instance.from_arrays([1, 2, 3], [2, 2, 2], 10, [0, 1, 4])
+    a = online_mcsf(inst, replan_every=np.int64(3))
+    b = online_mcsf(inst, replan_every=3)
+    assert a.start.tolist() == b.start.tolist() and a.info["replan_every"] == 3
+    assert type(a.info["replan_every"]) is int

@@ -76,3 +76,29 @@ def test_too_large_lp_is_refused():
     inst = Instance.from_arrays([10] * 50, [400] * 50, 1000)
     with pytest.raises(LPTooLargeError, match="non-zeros"):
         sorted_lp_order(inst, max_nonzeros=10_000)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, 1e6, "100", True])
+def test_max_nonzeros_accepts_only_positive_integers(bad):
+    # max_nonzeros=0 used to mean "the default"; now only None does
+    inst = Instance.from_arrays([9, 1, 3], [1, 7, 8], 22)
+    for call in (
+        lambda: sorted_lp_order(inst, max_nonzeros=bad),
+        lambda: lp_completion_times(inst, max_nonzeros=bad),
+        lambda: run_policy(inst, "sorted-lp", max_nonzeros=bad),
+        lambda: solve_lp(inst, max_nonzeros=bad),
+        lambda: lp_bound(inst, max_nonzeros=bad),
+    ):
+        with pytest.raises(ValueError, match=r"max_nonzeros must be a positive integer .* None"):
+            call()
+
+
+def test_max_nonzeros_none_is_the_default_and_small_limits_refuse():
+    inst = Instance.from_arrays([9, 1, 3], [1, 7, 8], 22)
+    assert sorted_lp_order(inst, max_nonzeros=None).tolist() == sorted_lp_order(inst).tolist()
+    assert (
+        sorted_lp_order(inst, max_nonzeros=np.int64(10**6)).tolist()
+        == sorted_lp_order(inst).tolist()
+    )
+    with pytest.raises(LPTooLargeError):
+        sorted_lp_order(inst, max_nonzeros=1)
