@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_numba: ModuleType | None
 try:  # pragma: no cover - which branch runs depends on the environment
     if os.environ.get("LPSCHED_NUMBA", "1").strip().lower() in {"0", "false", "no", "off"}:
         raise ImportError("disabled by LPSCHED_NUMBA=0")
-    import numba as _numba
+    import numba
+
+    _numba = numba
 except ImportError:  # pragma: no cover
     _numba = None
 
@@ -51,4 +55,4 @@ def jit(function: F) -> F:
     """
     if _numba is None:
         return function
-    return _numba.njit(cache=True)(function)  # type: ignore[no-any-return]
+    return cast(F, _numba.njit(cache=True)(function))
