@@ -4,8 +4,11 @@ the exact ``dp`` (not a test; prints a table).
     python benchmarks/bench_phase1.py            # 200 instances of each family
 
 Families: ``lognormal`` (n 20..60, M 60..300, lognormal prefill and decode lengths, as in
-tests/test_sorted_f.py) and ``mix-80-20`` (n = 60 drawn from the shipped 80/20 tables,
-M = 16,492). The ratio F(heuristic) / F(dp) is >= 1 since dp is exact.
+tests/policies/test_sorted_f.py) and ``mix-80-20`` (n = 60 drawn from the shipped 80/20 tables,
+M = 16,492). The ratio F(heuristic) / F(dp) is >= 1 since dp is exact. ``quantile`` is the
+linear kernel of :class:`~lpsched.policies.sorted_f.QuantileGreedy`, whose batches equal those of
+the former window walk (``tests/reference_quantile.py``), so its row does not depend on the
+backend (printed last).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import numpy as np
 
 from lpsched.generators.workloads import generate
+from lpsched.kernels import BACKEND
 from lpsched.policies.sorted_f import QuantileGreedy, select_dp, select_swap
 
 
@@ -60,6 +64,7 @@ def main() -> None:
                 f"{r.max():.4f} | {np.mean(np.isclose(r, 1.0)):.0%} |",
                 flush=True,
             )
+    print(f"\nkernels: {BACKEND}")
 
 
 if __name__ == "__main__":

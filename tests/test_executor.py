@@ -8,8 +8,10 @@ import pytest
 from conftest import instance_and_order, instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_backfill import reference_backfill_starts
 from reference_cases import CASES
 
+from lpsched import executor
 from lpsched.executor import execute
 from lpsched.instance import Instance
 from lpsched.policies.registry import run_policy
@@ -226,3 +228,105 @@ def test_identical_requests(s_plus, o, extra, n):
         sched.check()
     if extra == 0:
         assert execute(inst, list(range(n))).start.tolist() == [k * o for k in range(n)]
+
+
+# --------------------------------------------------------------------------- backfill identity
+#
+# The backfilling walk is a compiled kernel (lpsched.kernels) with an interpreted fallback; it
+# must reproduce the previous implementation (tests/reference_backfill.py) and the literal
+# round-by-round executor exactly, with exact and with coarsened node fronts, both ways.
+
+
+def _random_case(seed: int, n: int, memory: int, max_arrival: int) -> tuple[Instance, list]:
+    """Random requests (ties in s and o are frequent) and three lists: MC-SF, FCFS, random."""
+    rng = np.random.default_rng(seed)
+    decode = rng.integers(1, max(2, memory // 3), n)
+    prefill = rng.integers(0, memory - decode + 1)
+    arrival = rng.integers(0, max_arrival + 1, n) if max_arrival else np.zeros(n, np.int64)
+    inst = Instance.from_arrays(prefill, decode, memory, arrival)
+    orders = [
+        np.lexsort((np.arange(n), decode)).tolist(),  # MC-SF
+        np.lexsort((np.arange(n), arrival)).tolist(),  # FCFS
+        rng.permutation(n).tolist(),
+    ]
+    return inst, orders
+
+
+@settings(max_examples=150, deadline=None)
+@given(instance_and_order(max_n=30, max_memory=40, max_decode=12, max_arrival=15))
+def test_backfill_matches_previous_implementation(pair):
+    inst, order = pair
+    assert execute(inst, order, backfill=True).start.tolist() == reference_backfill_starts(
+        inst, order
+    )
+
+
+@pytest.mark.parametrize("front", [1, 2, 16])
+@pytest.mark.parametrize(
+    "seed, n, memory, max_arrival",
+    [(0, 400, 50, 0), (1, 400, 50, 300), (2, 1500, 200, 0), (3, 1500, 2000, 4000), (4, 60, 9, 30)],
+)
+def test_backfill_matches_previous_implementation_medium(
+    monkeypatch, front, seed, n, memory, max_arrival
+):
+    """Medium instances; a front of 1 or 2 points per node forces the coarse fronts (and the
+    walk's backtracking out of nodes whose front promised a fit)."""
+    monkeypatch.setattr(executor, "_FRONT", front)
+    inst, orders = _random_case(seed, n, memory, max_arrival)
+    for order in orders:
+        got = execute(inst, order, backfill=True)
+        assert got.start.tolist() == reference_backfill_starts(inst, order)
+        got.check()
+        if n <= 60:
+            assert got.start.tolist() == reference_execute(inst, order, backfill=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(instance_and_order(max_n=20, max_memory=30, max_decode=10, max_arrival=10))
+def test_backfill_coarse_fronts_match_reference_executor(pair):
+    inst, order = pair
+    expected = reference_execute(inst, order, backfill=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(executor, "_FRONT", 1)
+        assert execute(inst, order, backfill=True).start.tolist() == expected
+
+
+_BOTH_WAYS = """
+import json, sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+from test_executor import _random_case
+from lpsched import executor
+from lpsched.executor import execute
+from lpsched.kernels import BACKEND
+out = []
+for seed, n, memory, max_arrival in {cases!r}:
+    inst, orders = _random_case(seed, n, memory, max_arrival)
+    out.append([execute(inst, o, backfill=True).start.tolist() for o in orders])
+print(json.dumps([BACKEND, out]))
+"""
+
+
+def test_backfill_same_schedules_with_and_without_numba():
+    """The interpreted kernel (LPSCHED_NUMBA=0, a fresh interpreter) gives the schedules of this
+    process's kernel and of the previous implementation."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cases = [(5, 300, 40, 0), (6, 300, 500, 600), (7, 800, 100, 50)]
+    here = str(Path(__file__).parent)
+    env = dict(os.environ, LPSCHED_NUMBA="0")
+    script = _BOTH_WAYS.format(tests=here, cases=cases)
+    res = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    backend, starts = json.loads(res.stdout)
+    assert backend == "python"
+    for case, got in zip(cases, starts, strict=True):
+        inst, orders = _random_case(*case)
+        for order, g in zip(orders, got, strict=True):
+            assert g == execute(inst, order, backfill=True).start.tolist()
+            assert g == reference_backfill_starts(inst, order)

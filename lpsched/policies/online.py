@@ -23,11 +23,15 @@ round of the smaller one), with ``s_min`` the smallest waiting prefill; if not, 
 earliest round at which ``(s_min, 1)`` fits or to the next arrival, whichever is first. Sorted-F's
 plan is computed lazily batch by batch (:class:`~lpsched.policies.planners.SortedFPlanner`).
 Under overload this makes the number of re-plans at most the number of admissions, not the
-number of arrivals.
+number of arrivals. A re-plan is incremental: the planner keeps the waiting set sorted between
+events (an arrival is merged in, an admitted request dropped), reuses the quantile sample drawn
+for the same number of waiting requests, and computes each batch in a compiled kernel that
+reads only the sample and the front of the sorted set; the schedules are those of re-planning
+from scratch (tested against a copy of the from-scratch planner, both kernel back ends).
 
 Source: SPEC section 5 (receding-horizon Sorted-F is the project's online reading of Sorted-F,
-arXiv 2508.06133 section 4; online MC-SF of Jaillet et al., arXiv 2502.07115); the lazy
-re-planning is ours.
+arXiv 2508.06133 section 4; online MC-SF of Jaillet et al., arXiv 2502.07115); the lazy and
+incremental re-planning is ours.
 """
 
 from __future__ import annotations
@@ -208,7 +212,8 @@ def online_sorted_f(
     replan_every : int or None
         ``None``: re-plan on every arrival; ``H``: every ``H`` rounds (module docstring).
     sample_size, quantile, seed
-        Quantile-greedy parameters; each re-plan draws from a generator seeded with ``seed``.
+        Quantile-greedy parameters; each re-plan draws from a generator in the state of
+        ``numpy.random.default_rng(seed)``.
 
     Returns
     -------
