@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
 import click
+import numpy as np
 from tabulate import tabulate
 
-from . import __version__
+from . import __version__, datasets
 from .experiments.engine import SweepWorkerError
 from .experiments.registry import REPRODUCTIONS, accepts
 from .generators.intervals import from_spec
@@ -37,9 +38,25 @@ from .generators.three_partition import gadget as make_gadget
 from .generators.three_partition import tel_threshold
 from .generators.workloads import WORKLOADS, from_traces, generate, parse_mixture
 from .instance import Instance, InstanceError
-from .io import read_instance, schedule_to_dict, write_instance, write_schedule
-from .policies.registry import POLICIES, parse_policy, run_policy
+from .io import (
+    read_instance,
+    read_schedule,
+    schedule_to_dict,
+    write_instance,
+    write_priorities,
+    write_schedule,
+)
+from .policies.registry import (
+    POLICIES,
+    PluginError,
+    import_plugins,
+    load_plugins,
+    parse_policy,
+    run_policy,
+)
 from .policies.sorted_f import PHASE1_SOLVERS
+from .schedule import Schedule
+from .solvers.progress import cli_progress
 from .solvers.result import LPTooLargeError, SolveInterrupted, SolveStatus
 from .solvers.solve import (
     EXPORT_FORMATS,
@@ -203,10 +220,62 @@ def _phase1_for(instance: Instance, phase1: str | None) -> str:
     return "swap" if instance.n <= SWAP_UP_TO else "auto"
 
 
+def max_nonzeros_option(default: str):
+    """``--max-nonzeros N``: the model-size limit (``lpsched.solvers.solve``, README "Limits")."""
+    return click.option(
+        "--max-nonzeros",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help=f"Largest time-indexed model to build, in constraint-matrix non-zeros "
+        f"[default: {default}].",
+    )
+
+
+verbose_option = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Stream the solver log, with an incumbent / bound / gap line every 2 s, on standard "
+    "error (default: one live line when standard error is a terminal).",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="lpsched")
 def main() -> None:
     """lpsched: batch scheduling of LLM requests under a KV-cache budget (TEL, rounds)."""
+
+
+def _import_modules(
+    ctx: click.Context, param: click.Parameter, modules: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Option callback of ``--import``: import the modules (which call
+    :func:`lpsched.register_policy`) before the policy names are checked. The current directory
+    is searched first, as by ``python -m``."""
+    if modules:
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            import_plugins(modules)
+        except PluginError as exc:
+            raise click.BadParameter(_one_line(str(exc))) from None
+    return modules
+
+
+#: ``--import MODULE`` of every command that takes policy names.
+import_option = click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    metavar="MODULE",
+    expose_value=False,
+    is_eager=True,
+    callback=_import_modules,
+    help="Import MODULE first (repeatable): a module that calls lpsched.register_policy, "
+    "found in the current directory or on PYTHONPATH. Installed plug-ins (entry points "
+    "'lpsched.policies') need no option.",
+)
 
 
 def _policy_names(text: str, param: str) -> list[str]:
@@ -237,8 +306,16 @@ def _policy_names(text: str, param: str) -> list[str]:
     "choice at n = 2000), auto above].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@import_option
 @_bad_input
-def run(instance: str | None, policies: str | None, phase1: str | None, as_json: bool) -> None:
+def run(
+    instance: str | None,
+    policies: str | None,
+    phase1: str | None,
+    as_json: bool,
+    max_nonzeros: int | None,
+) -> None:
     """Compare policies on INSTANCE (default: the shipped 80/20 mix, n = 2000).
 
     A policy that cannot run on this instance (the LP of sorted-lp too large) is reported
@@ -250,11 +327,14 @@ def run(instance: str | None, policies: str | None, phase1: str | None, as_json:
     if policies is None:
         names = (DEFAULT_POLICIES if inst.offline else DEFAULT_ONLINE_POLICIES).split(",")
     solver = _phase1_for(inst, phase1)
+    opts: dict[str, Any] = {"solver": solver}
+    if max_nonzeros is not None:
+        opts["max_nonzeros"] = max_nonzeros
     results, skipped = [], []
     for name in names:
         try:
             with _solver_chatter_to_stderr():
-                sched = run_policy(inst, name, solver=solver)
+                sched = run_policy(inst, name, **opts)
         except LPTooLargeError as exc:
             skipped.append({"policy": name, "error": str(exc)})
             continue
@@ -342,22 +422,268 @@ def run(instance: str | None, policies: str | None, phase1: str | None, as_json:
     default=None,
     help="Write the schedule JSON here (default: standard output).",
 )
+@max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON summary (policy, TEL, mean latency, ...; with the schedule "
+    "when there is no -o).",
+)
+@import_option
 @_bad_input
-def schedule(instance: str, policy: str, phase1: str | None, output: str | None) -> None:
+def schedule(
+    instance: str,
+    policy: str,
+    phase1: str | None,
+    output: str | None,
+    max_nonzeros: int | None,
+    as_json: bool,
+) -> None:
     """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
     _policy_names(policy, "--policy")
     inst = _load(instance)
+    opts: dict[str, Any] = {"solver": _phase1_for(inst, phase1)}
+    if max_nonzeros is not None:
+        opts["max_nonzeros"] = max_nonzeros
     with _solver_chatter_to_stderr():
-        sched = run_policy(inst, policy, solver=_phase1_for(inst, phase1)).check()
-    if output is None:
+        sched = run_policy(inst, policy, **opts).check()
+    if output is not None:
+        write_schedule(sched, output)
+    if as_json:
+        summary: dict[str, Any] = {
+            "instance": inst.name,
+            "policy": policy,
+            "tel": sched.tel,
+            "mean_latency": sched.mean_latency,
+            "makespan": sched.makespan,
+            "peak_memory": sched.peak_memory,
+            "evictions": sched.evictions,
+            "runtime_s": sched.info["runtime_s"],
+            "output": output,
+        }
+        if output is None:
+            summary["schedule"] = schedule_to_dict(sched)
+        click.echo(json.dumps(summary))
+    elif output is None:
         click.echo(json.dumps(schedule_to_dict(sched)))
     else:
-        write_schedule(sched, output)
         click.echo(
             f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
             f"wrote {output}",
             err=True,
         )
+
+
+@main.command()
+@click.argument("instance")
+@click.option(
+    "--policy",
+    required=True,
+    help="Registry name of a policy with a fixed priority list: a list policy (fcfs, mcsf, size, "
+    "sorted-f, sorted-lp, plug-ins) or vllm, vllm-sf.",
+)
+@click.option(
+    "--phase1",
+    type=click.Choice(PHASE1_SOLVERS),
+    default=None,
+    help="Sorted-F Phase-1 solver (default as for 'run').",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Write the JSON Lines here (one line per request).",
+)
+@max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@import_option
+@_bad_input
+def priorities(
+    instance: str, policy: str, phase1: str | None, output: str, max_nonzeros: int | None
+) -> None:
+    """Write each request's priority under POLICY as JSON Lines, to replay in a serving engine.
+
+    One line per request, in instance order: {"id": ..., "priority": k}, k = the request's
+    position in the policy's list (0 first). Lower runs first, as vLLM's 'priority' scheduling
+    policy takes a request's 'priority' field (README, "Replaying a schedule in a serving
+    engine"). Policies that re-plan as they run (amax, amin, sorted-f-amin, online-*) have no
+    fixed list and are refused.
+    """
+    _policy_names(policy, "--policy")
+    inst = _load(instance)
+    opts: dict[str, Any] = {"solver": _phase1_for(inst, phase1)}
+    if max_nonzeros is not None:
+        opts["max_nonzeros"] = max_nonzeros
+    with _solver_chatter_to_stderr():
+        sched = run_policy(inst, policy, **opts)
+    order = sched.info.get("order")
+    if order is None:
+        raise ValueError(
+            f"policy {policy!r} has no fixed priority list (it re-plans as it runs); "
+            "use a list policy (fcfs, mcsf, size, sorted-f, sorted-lp, a plug-in) or vllm, vllm-sf"
+        )
+    write_priorities(inst, order, output)
+    click.echo(
+        f"{policy}: wrote {inst.n} priorities (0 runs first) to {output}; "
+        f"TEL of the policy here {sched.tel} rounds",
+        err=True,
+    )
+
+
+#: Requests whose start ``exact`` prints in its text output (the rest in the schedule file).
+SHOWN_STARTS = 12
+
+
+def _schedule_line(sched: Schedule | None, output: str | None) -> str:
+    """The ``schedule`` line of a text summary: start rounds by request id, and where the whole
+    schedule is (empty without a schedule)."""
+    if sched is None:
+        return ""
+    ids = sched.instance.ids
+    starts = sched.start[:SHOWN_STARTS].tolist()
+    shown = ", ".join(
+        f"{_one_line(rid)} {p}" for rid, p in zip(ids[:SHOWN_STARTS], starts, strict=True)
+    )
+    more = f", ... ({len(ids)} requests)" if len(ids) > SHOWN_STARTS else ""
+    where = f"written to {output}" if output else "-o FILE writes the schedule JSON"
+    return f"\nschedule    start rounds {shown}{more}; {where}"
+
+
+def _peak(sched: Schedule) -> tuple[int, int | None]:
+    """Peak memory ``max_t m(t)`` (tokens) and the first round it is reached (None without a
+    run ending at a round >= 1); ``m`` peaks where a run ends (SPEC section 2)."""
+    ends = np.unique(sched.completion if sched.runs is None else sched.runs[:, 2])
+    ends = ends[ends >= 1]
+    if not ends.size:
+        return 0, None
+    mem = sched.memory_at(ends)
+    k = int(np.argmax(mem))
+    return int(mem[k]), int(ends[k])
+
+
+@main.command()
+@click.argument("instance")
+@click.argument("schedule_file", metavar="SCHEDULE")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_bad_input
+def check(instance: str, schedule_file: str, as_json: bool) -> None:
+    """Check that SCHEDULE (schedule JSON, SPEC section 9) is feasible for INSTANCE.
+
+    Prints TEL, makespan, the peak memory and its round, and the first violation of SPEC
+    section 2 (a start before the arrival, a round over M, inconsistent runs), if any. Exit
+    code 0: feasible; 1: infeasible, or a file that cannot be read (the message says where).
+    """
+    inst = _load(instance)
+    sched = read_schedule(schedule_file, inst, check=False)
+    bad = sched.violations(limit=1)
+    peak, at = _peak(sched)
+    out = {
+        "schedule": schedule_file,
+        "instance": inst.name,
+        "policy": sched.policy,
+        "n": inst.n,
+        "memory": inst.memory,
+        "feasible": not bad,
+        "tel": sched.tel,
+        "mean_latency": sched.mean_latency,
+        "makespan": sched.makespan,
+        "peak_memory": peak,
+        "peak_round": at,
+        "evictions": sched.evictions,
+        "wasted_tokens": sched.wasted_tokens,
+        "first_violation": bad[0] if bad else None,
+    }
+    if as_json:
+        click.echo(json.dumps(out))
+    else:
+        lines = [
+            f"schedule     {_one_line(schedule_file)} ({_one_line(sched.policy or 'no policy')}) "
+            f"of {_one_line(inst.name)}: n = {inst.n}, M = {inst.memory} tokens",
+            f"TEL          {sched.tel} rounds (mean latency {sched.mean_latency:.1f})",
+            f"makespan     {sched.makespan} rounds",
+            f"peak memory  {peak} tokens at round {at} ({100 * peak / inst.memory:.1f}% of M)",
+        ]
+        if sched.runs is not None:
+            lines.append(f"evictions    {sched.evictions} ({sched.wasted_tokens} tokens wasted)")
+        lines.append(f"infeasible   {bad[0]}" if bad else "feasible     yes")
+        click.echo("\n".join(lines))
+    if bad:
+        sys.exit(1)
+
+
+#: The figure formats of ``lpsched plot`` (matplotlib's Agg, PDF and SVG back ends).
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+@main.command()
+@click.argument("instance")
+@click.argument("schedule_file", metavar="SCHEDULE")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="FIG.png, FIG.pdf or FIG.svg.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["class", "batch"]),
+    default="class",
+    show_default=True,
+    help="class: the workload class of each request (from the instance's metadata or ids); "
+    "batch: the Sorted-F Phase-1 batches of the instance.",
+)
+@click.option(
+    "--phase1",
+    type=click.Choice(PHASE1_SOLVERS),
+    default=None,
+    help="With --color batch: the Phase-1 solver (default as for 'run').",
+)
+@click.option(
+    "--max-requests",
+    type=click.IntRange(min=1),
+    default=40,
+    show_default=True,
+    help="Up to this many requests one labelled bar each; above, every request one thin line.",
+)
+@_bad_input
+def plot(
+    instance: str,
+    schedule_file: str,
+    output: str,
+    color: str,
+    phase1: str | None,
+    max_requests: int,
+) -> None:
+    """Draw SCHEDULE of INSTANCE: a Gantt chart over the memory profile, M drawn.
+
+    Rows are requests ordered by start, bars from start to completion (evicted runs hatched),
+    coloured by workload class or Sorted-F batch; the memory panel stacks the KV cache held
+    by each colour. An infeasible schedule is drawn too (a note says so).
+    """
+    if Path(output).suffix.lower() not in PLOT_SUFFIXES:
+        raise click.BadParameter(
+            f"{output!r}: the figure format comes from the suffix, one of "
+            f"{', '.join(PLOT_SUFFIXES)}",
+            param_hint="-o",
+        )
+    inst = _load(instance)
+    sched = read_schedule(schedule_file, inst, check=False)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from .plotting import plot_schedule, save_figure
+    from .plotting.schedule import batch_labels
+
+    groups = None
+    if color == "batch":
+        with _solver_chatter_to_stderr():
+            groups = batch_labels(inst, _phase1_for(inst, phase1))
+    save_figure(plot_schedule(sched, groups=groups, max_requests=max_requests), output)
+    bad = sched.violations(limit=1)
+    note = f"; note: infeasible: {bad[0]}" if bad else ""
+    click.echo(f"wrote {output}: {inst.n} requests, TEL {sched.tel} rounds{note}", err=True)
 
 
 def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
@@ -405,6 +731,11 @@ def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
     help="With --trace: keep the trace's arrived_at, one round lasting this many ms.",
 )
 @click.option(
+    "--skip-oversized",
+    is_flag=True,
+    help="With --trace: leave out rows with s + o > M (reported) instead of failing on them.",
+)
+@click.option(
     "--intervals",
     "interval_spec",
     default=None,
@@ -415,7 +746,18 @@ def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @_bad_input
 def generate_cmd(
-    workload, n, memory, seed, arrival_rate, traces, weights, round_ms, interval_spec, name, output
+    workload,
+    n,
+    memory,
+    seed,
+    arrival_rate,
+    traces,
+    weights,
+    round_ms,
+    skip_oversized,
+    interval_spec,
+    name,
+    output,
 ) -> None:
     """Write a random instance JSON from a shipped workload or from trace files."""
     if traces:
@@ -426,8 +768,19 @@ def generate_cmd(
                 "(use --round-ms to keep the trace's arrivals)"
             )
         round_s = None if round_ms is None else round_ms / 1000.0
-        inst = from_traces(traces, n, memory, weights=w, seed=seed, round_s=round_s, name=name)
+        inst = from_traces(
+            traces,
+            n,
+            memory,
+            weights=w,
+            seed=seed,
+            round_s=round_s,
+            name=name,
+            skip_oversized=skip_oversized,
+        )
     else:
+        if skip_oversized:
+            raise click.UsageError("--skip-oversized goes with --trace")
         if weights is not None:
             raise click.UsageError("--weights goes with --trace; for workloads write name:weight")
         if round_ms is not None:
@@ -448,6 +801,14 @@ def generate_cmd(
         inst = _with_intervals(inst, interval_spec, seed)
     write_instance(inst, output)
     click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
+    if skip_oversized:
+        skipped = inst.metadata["skipped_oversized"]
+        per_file = ", ".join(f"{k} in {p}" for k, p in zip(skipped, traces, strict=True))
+        click.echo(
+            f"skipped {sum(skipped)} rows with s + o > M = {inst.memory} ({per_file}; "
+            "recorded in metadata.skipped_oversized)",
+            err=True,
+        )
     capped = inst.metadata.get("intervals", {}).get("capped", 0)
     if capped:
         click.echo(
@@ -485,27 +846,49 @@ def generate_cmd(
     help="Write the best schedule found as schedule JSON.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@max_nonzeros_option("20,000,000; 2,000,000 for the pyomo backend")
+@verbose_option
 @_bad_input
 def exact(
-    instance: str, solver: str, time_limit: float, mip_gap: float, output: str | None, as_json: bool
+    instance: str,
+    solver: str,
+    time_limit: float,
+    mip_gap: float,
+    output: str | None,
+    as_json: bool,
+    max_nonzeros: int | None,
+    verbose: bool,
 ) -> None:
     """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap.
 
     Ctrl-C or SIGTERM stops the solver: the best schedule and bound so far are printed (and
     written with -o) with status 'interrupted', exit code 130. Status 'error' exits with 1.
+    While it runs, standard error shows one live line (elapsed time, incumbent, bound, gap)
+    on a terminal, that line every 30 s otherwise, and with -v the solver log as well.
     """
     with _signals_as_interrupt():
         try:
             inst = _load(instance)
             stopped = False
             try:
-                with _solver_chatter_to_stderr():
-                    res = solve_exact(inst, solver=solver, time_limit=time_limit, mip_gap=mip_gap)
+                with _solver_chatter_to_stderr(), cli_progress(verbose, "exact") as progress:
+                    res = solve_exact(
+                        inst,
+                        solver=solver,
+                        time_limit=time_limit,
+                        mip_gap=mip_gap,
+                        max_nonzeros=max_nonzeros,
+                        progress=progress,
+                    )
             except SolveInterrupted as exc:
                 res, stopped = exc.result, True
             if output is not None and res.schedule is not None:
                 write_schedule(res.schedule, output)
-            click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
+            click.echo(
+                json.dumps(res.to_dict())
+                if as_json
+                else res.summary() + _schedule_line(res.schedule, output)
+            )
         except KeyboardInterrupt:
             _interrupted("no result to report")
     if stopped:
@@ -535,15 +918,30 @@ def exact(
     help="Seconds for the LP.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@max_nonzeros_option("5,000,000 for auto (above it: combinatorial), 20,000,000 for lp")
+@verbose_option
 @_bad_input
-def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -> None:
+def bound(
+    instance: str | None,
+    method: str,
+    time_limit: float,
+    as_json: bool,
+    max_nonzeros: int | None,
+    verbose: bool,
+) -> None:
     """A lower bound on the optimal TEL of INSTANCE (default: the shipped default instance)."""
     with _signals_as_interrupt():
         try:
             inst = _load(instance)
             try:
-                with _solver_chatter_to_stderr():
-                    res = best_bound(inst, time_limit, method=method)
+                with _solver_chatter_to_stderr(), cli_progress(verbose, "bound") as progress:
+                    res = best_bound(
+                        inst,
+                        time_limit,
+                        method=method,
+                        max_nonzeros=max_nonzeros,
+                        progress=progress,
+                    )
             except RuntimeError as exc:  # the LP was not solved within the time limit
                 raise InstanceError(f"{instance or 'default'}: {exc}") from None
             click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
@@ -563,21 +961,48 @@ def bound(instance: str | None, method: str, time_limit: float, as_json: bool) -
     help="pyomo: named variables x[i,k]; highs: fast for large instances.",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@max_nonzeros_option("2,000,000 for pyomo, 20,000,000 for highs")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (file, horizon).")
 @_bad_input
-def export(instance: str, fmt: str, relax: bool, backend: str, output: str) -> None:
+def export(
+    instance: str,
+    fmt: str,
+    relax: bool,
+    backend: str,
+    output: str,
+    max_nonzeros: int | None,
+    as_json: bool,
+) -> None:
     """Write the time-indexed model of INSTANCE as an LP or MPS file for any solver.
 
-    The file is written under a temporary name in the same folder and renamed once complete;
-    a failed or interrupted write leaves no file. Arrivals are counted from the earliest one.
+    The horizon is the one 'exact' uses (min(T1, T2) with start windows); it is printed and
+    written in the file's first comment lines. The file is written under a temporary name in
+    the same folder and renamed once complete; a failed or interrupted write leaves no file.
+    Arrivals are counted from the earliest one.
     """
+    facts: dict[str, Any] = {}
     with _signals_as_interrupt():
         try:
             inst = _load(instance)
             with _solver_chatter_to_stderr():
-                export_model(inst, output, fmt, relax=relax, backend=backend)
+                export_model(
+                    inst,
+                    output,
+                    fmt,
+                    relax=relax,
+                    backend=backend,
+                    max_nonzeros=max_nonzeros,
+                    info=facts,
+                )
         except KeyboardInterrupt:
             _interrupted(f"{output} not written")
-    click.echo(f"wrote {output}", err=True)
+    horizon = (
+        f"horizon T = {facts['horizon']} (T1 = {facts['T1']}, T2 = {facts['T2']}"
+        f"{', start windows' if facts['windows'] else ''})"
+    )
+    if as_json:
+        click.echo(json.dumps({"output": output, "format": fmt, "relax": relax, **facts}))
+    click.echo(f"wrote {output}: {horizon}", err=True)
 
 
 @main.group()
@@ -620,8 +1045,26 @@ def three_partition(m: int, B: int, yes: bool, distinct: bool, seed: int, output
 
 
 @main.command(name="policies")
-def list_policies() -> None:
-    """List the registered policies."""
+@import_option
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON list (name, description, options)."
+)
+@_bad_input
+def list_policies(as_json: bool) -> None:
+    """List the registered policies, plug-ins included (entry points 'lpsched.policies')."""
+    load_plugins()
+    if as_json:
+        rows = [
+            {
+                "name": p.name,
+                "description": p.description,
+                "options": list(p.options),
+                "backfill": p.backfill,
+            }
+            for p in POLICIES.values()
+        ]
+        click.echo(json.dumps(rows))
+        return
     for p in POLICIES.values():
         width = max(len(name) for name in POLICIES) + 2
         click.echo(f"{p.name:{width}s}{p.description}")
@@ -651,7 +1094,8 @@ def _reproductions_epilog() -> str:
     "--trace-dir",
     default=None,
     type=click.Path(file_okay=False, exists=True),
-    help="Folder of public traces (e.g. ../shared/traces) for the real-input rows.",
+    help="Folder of the public traces for the real-input rows [default: the trace cache, "
+    "'lpsched traces path'; without the traces those rows are skipped, with a note].",
 )
 @click.option(
     "--workers",
@@ -736,6 +1180,56 @@ def reproduce(
     click.echo(table)
     written = sorted(p.name for p in Path(out_dir).iterdir())
     click.echo(f"\nresults in {out_dir}/: {', '.join(written)}", err=True)
+
+
+@main.group()
+def traces() -> None:
+    """The public traces the workloads come from: list, fetch into the cache, show the cache.
+
+    The cache is $LPSCHED_DATA_DIR, else the platform's user cache folder; $LPSCHED_TRACES_URL
+    replaces the files' URLs by BASE/FILE (a mirror)."""
+
+
+@traces.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def traces_list(as_json: bool) -> None:
+    """The registered traces: name, file, rows, licence, source and whether they are cached."""
+    rows = [
+        {
+            "name": t.name,
+            "file": t.file,
+            "rows": t.rows,
+            "licence": t.licence,
+            "repository": t.repository,
+            "url": datasets.trace_url(t.name),
+            "sha256": t.sha256,
+            "cached": datasets.is_cached(t.name),
+            "description": t.description,
+        }
+        for t in datasets.TRACES.values()
+    ]
+    if as_json:
+        click.echo(json.dumps({"cache": str(datasets.cache_dir()), "traces": rows}))
+        return
+    keys = ["name", "file", "rows", "licence", "repository", "cached"]
+    click.echo(tabulate([[r[k] for k in keys] for r in rows], headers=keys))
+    click.echo(f"cache: {datasets.cache_dir()}")
+
+
+@traces.command(name="fetch")
+@click.argument("names", nargs=-1, type=RegistryChoice(datasets.TRACES), metavar="[NAME]...")
+@_bad_input
+def traces_fetch(names: tuple[str, ...]) -> None:
+    """Download the traces NAMES (default: all; 'lpsched traces list' names them) into the
+    cache and check their sha256; files already there with the right hash are kept."""
+    for name, path in datasets.fetch(names or None, progressbar=True).items():
+        click.echo(f"{name}: {path}")
+
+
+@traces.command(name="path")
+def traces_path() -> None:
+    """Print the cache folder the reproductions read the traces from."""
+    click.echo(datasets.cache_dir())
 
 
 if __name__ == "__main__":

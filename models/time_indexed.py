@@ -7,7 +7,10 @@ environment variable ``LPSCHED_INSTANCE`` names another instance JSON file; the 
 
     pyomo convert --output time_indexed.lp models/time_indexed.py
     pyomo convert --output time_indexed.mps models/time_indexed.py
-    pyomo solve --solver=appsi_highs models/time_indexed.py
+    pyomo solve --solver=highs models/time_indexed.py
+
+(``pyomo solve`` needs the solver name ``highs``: ``appsi_highs`` has no ``config_block`` for
+the command line in Pyomo 6.10 and stops with an ``AttributeError``.)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Same model, instance and environment variables as ``time_indexed.py``; only ``x`
 ``[0, 1]``. Its optimum is the LP lower bound on the optimal TEL.
 
     pyomo convert --output time_indexed_lp.lp models/time_indexed_lp.py
-    pyomo solve --solver=appsi_highs models/time_indexed_lp.py
+    pyomo solve --solver=highs models/time_indexed_lp.py
 """
 
 from __future__ import annotations

@@ -6,9 +6,27 @@ enumeration) live in the test modules that use them, written from SPEC.md alone.
 
 from __future__ import annotations
 
+import os
+
+import pytest
 from hypothesis import strategies as st
 
 from lpsched.instance import Instance
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _empty_trace_cache(tmp_path_factory):
+    """Point the trace cache at an empty folder, so that a developer's fetched traces
+    (``lpsched traces fetch``) never change what a test computes; tests that need the
+    traces pass ``trace_dir`` or set ``LPSCHED_DATA_DIR`` themselves."""
+    old = os.environ.get("LPSCHED_DATA_DIR")
+    os.environ["LPSCHED_DATA_DIR"] = str(tmp_path_factory.mktemp("trace-cache"))
+    yield
+    if old is None:
+        os.environ.pop("LPSCHED_DATA_DIR", None)
+    else:
+        os.environ["LPSCHED_DATA_DIR"] = old
+
 
 # --------------------------------------------------------------------------- strategies
 

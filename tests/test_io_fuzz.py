@@ -32,6 +32,8 @@ from lpsched.io import (
     INSTANCE_KEYS,
     REQUEST_KEYS,
     SCHEDULE_KEYS,
+    SCHEDULE_KEYS_V1,
+    SCHEDULE_REQUEST_KEYS,
     instance_to_dict,
     read_instance,
     read_schedule,
@@ -236,7 +238,7 @@ def json_mutation(draw, text: str) -> str:
             parent[path[-1]] = draw(JUNK_VALUES)
         elif isinstance(parent, dict):  # rename a key to a near miss
             key = path[-1]
-            new = draw(st.sampled_from([key[:-1], key + "s", key.upper(), key[1:] + key[0]]))
+            new = draw(st.sampled_from([key[:-1], key + "s", key.upper(), key[1:] + key[:1]]))
             parent[new or "x"] = parent.pop(key)
         return json.dumps(doc)
     if kind == "truncate":
@@ -552,6 +554,24 @@ def test_trace_random_text(folder, text):
 SCHED_INST = Instance.from_arrays([2, 1, 0, 3], [3, 2, 1, 2], 10, [0, 1, 1, 2], name="fz")
 
 
+def _v1_dict(sched: Schedule) -> dict[str, Any]:
+    """The version-1 schedule object (SPEC section 9 before version 2), as lpsched wrote it."""
+    out: dict[str, Any] = {
+        "format": "lpsched/schedule",
+        "version": 1,
+        "instance": sched.instance.name,
+        "policy": sched.policy,
+        "start": sched.start.tolist(),
+        "completion": sched.completion.tolist(),
+        "tel": sched.tel,
+    }
+    if sched.runs is not None:
+        out.update(
+            runs=sched.runs.tolist(), evictions=sched.evictions, wasted_tokens=sched.wasted_tokens
+        )
+    return out
+
+
 @st.composite
 def schedule_files(draw) -> str:
     start = [a + draw(st.integers(0, 4)) for a in SCHED_INST.arrival.tolist()]
@@ -562,29 +582,65 @@ def schedule_files(draw) -> str:
             [i, start[i], start[i] + int(SCHED_INST.decode[i]), 1] for i in range(1, 4)
         ]
     sched = Schedule(SCHED_INST, start, policy=draw(st.text(max_size=4)), runs=runs)
-    return json.dumps(schedule_to_dict(sched))
+    version = draw(st.sampled_from([1, 2]))
+    STATS[f"schedule JSON version {version}"] += 1
+    return json.dumps(schedule_to_dict(sched) if version == 2 else _v1_dict(sched))
+
+
+def _runs_ok(rows: Any, width: int) -> bool:
+    """A list of integer rows of ``width`` entries within the model's range (SPEC section 6)."""
+    return isinstance(rows, list) and all(
+        isinstance(r, list)
+        and len(r) == width
+        and all(type(v) is int and abs(v) <= 2 * MAX_VALUE for v in r)
+        for r in rows
+    )
 
 
 def _schedule_says(doc: Any, sched: Schedule) -> None:
-    assert isinstance(doc, dict) and set(doc) <= set(SCHEDULE_KEYS)
-    assert doc["format"] == "lpsched/schedule" and _same_json(doc.get("version", 1), 1)
-    assert doc.get("instance", SCHED_INST.name) == SCHED_INST.name
+    """``sched`` is exactly what the decoded document says (SPEC section 9, versions 1 and 2)."""
+    inst = SCHED_INST
+    assert isinstance(doc, dict) and doc["format"] == "lpsched/schedule"
+    version = doc.get("version", 1)
+    assert type(version) is int and version in (1, 2)
+    assert set(doc) <= set(SCHEDULE_KEYS if version == 2 else SCHEDULE_KEYS_V1)
+    assert doc.get("instance", inst.name) == inst.name
     assert doc.get("policy", "") == sched.policy
-    assert all(_is_int(x) for x in doc["start"]) and doc["start"] == sched.start.tolist()
     derived = {
-        "completion": sched.completion.tolist(),
         "tel": sched.tel,
         "evictions": sched.evictions,
         "wasted_tokens": sched.wasted_tokens,
     }
+    if version == 1:
+        assert all(_is_int(x) for x in doc["start"]) and doc["start"] == sched.start.tolist()
+        derived["completion"] = sched.completion.tolist()
+        rows = doc.get("runs")
+        assert rows is None or _runs_ok(rows, 4)
+    else:
+        derived.update(makespan=sched.makespan, peak_memory=sched.peak_memory)
+        reqs = doc["requests"]
+        assert isinstance(reqs, list) and len(reqs) == inst.n
+        rows = None
+        if any(k in doc for k in ("evictions", "wasted_tokens")) or any("runs" in r for r in reqs):
+            rows = []
+        for i, r in enumerate(reqs):
+            assert isinstance(r, dict) and set(r) <= set(SCHEDULE_REQUEST_KEYS)
+            assert not isinstance(r["id"], bool) and str(r["id"]) == inst.ids[i]
+            p, o = r["start"], int(inst.decode[i])
+            assert _is_int(p) and p == sched.start[i]
+            assert _same_json(r.get("arrival", int(inst.arrival[i])), int(inst.arrival[i]))
+            assert _same_json(r.get("completion", p + o), p + o)
+            own = r.get("runs", [[int(p), int(p) + o, 1]])
+            assert _runs_ok(own, 3) and own and all(x[2] in (0, 1) for x in own)
+            if rows is not None:
+                rows += [[i, *x] for x in own]
     for key, value in derived.items():
         if key in doc:
             assert _same_json(doc[key], value), key
-    if doc.get("runs") is None:
+    if rows is None:
         assert sched.runs is None
     else:
-        assert sched.runs is not None and sched.runs.tolist() == doc["runs"]
-        assert all(type(v) is int for r in doc["runs"] for v in r)
+        assert sched.runs is not None and sched.runs.tolist() == rows
 
 
 def _check_schedule_text(folder: Path, family: str, text: str, check: bool) -> None:

@@ -13,7 +13,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,7 @@ def adversarial_search(
     time_limit: float = 10.0,
     temperature: float = 0.02,
     start: Instance | None = None,
+    progress: bool | Callable[[int, int, float], None] = False,
 ) -> SearchResult:
     """Local search for a small instance that maximises ``TEL(policy) / OPT``.
 
@@ -155,6 +156,10 @@ def adversarial_search(
         accepted).
     start : Instance, optional
         Start from this instance (first restart only) instead of a random one.
+    progress : bool or callable, default False
+        True: a progress bar (``tqdm.auto``: on standard error, or a widget in a notebook)
+        over the ``restarts * (steps + 1)`` exact solves, showing the best ratio so far. A
+        callable is called after every solve as ``progress(done, total, best_ratio)``.
 
     Returns
     -------
@@ -184,6 +189,14 @@ def adversarial_search(
     rng = np.random.default_rng(seed)
     cache = OptimumCache(solver, time_limit)
     evaluations = 0
+    total = restarts * (steps + 1)
+    bar = None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, desc=f"adversarial {policy}", unit="solve", leave=False)
+
+    best: tuple[float, int, Instance] | None = None
 
     def evaluate(s, o, M) -> tuple[float, int, Instance]:
         nonlocal evaluations
@@ -191,28 +204,38 @@ def adversarial_search(
         inst = Instance.from_arrays(s, o, M, name="search")
         tel = run_policy(inst, policy).tel
         opt, _, _ = cache.get(inst)
-        return tel / opt, tel, inst
+        ratio = tel / opt
+        shown = max(ratio, best[0]) if best is not None else ratio
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(best_ratio=f"{shown:.4f}", refresh=False)
+        elif callable(progress):
+            progress(evaluations, total, shown)
+        return ratio, tel, inst
 
-    best: tuple[float, int, Instance] | None = None
     history: list[float] = []
-    for r in range(restarts):
-        if r == 0 and start is not None:
-            inst0 = start
-        else:
-            inst0 = small_instance(workload, n, min(memory, max_memory), seed=seed + r)
-        s, o, M = inst0.prefill.copy(), inst0.decode.copy(), inst0.memory
-        cur = evaluate(s, o, M)
-        if best is None or cur[0] > best[0]:
-            best = cur
-        for _ in range(steps):
-            s2, o2, M2 = _mutate(s, o, M, rng, max_memory, max_decode)
-            cand = evaluate(s2, o2, M2)
-            loss = cur[0] - cand[0]
-            if loss <= 0 or (temperature > 0 and rng.random() < math.exp(-loss / temperature)):
-                s, o, M, cur = s2, o2, M2, cand
-            if cand[0] > best[0]:
-                best = cand
-            history.append(best[0])
+    try:
+        for r in range(restarts):
+            if r == 0 and start is not None:
+                inst0 = start
+            else:
+                inst0 = small_instance(workload, n, min(memory, max_memory), seed=seed + r)
+            s, o, M = inst0.prefill.copy(), inst0.decode.copy(), inst0.memory
+            cur = evaluate(s, o, M)
+            if best is None or cur[0] > best[0]:
+                best = cur
+            for _ in range(steps):
+                s2, o2, M2 = _mutate(s, o, M, rng, max_memory, max_decode)
+                cand = evaluate(s2, o2, M2)
+                loss = cur[0] - cand[0]
+                if loss <= 0 or (temperature > 0 and rng.random() < math.exp(-loss / temperature)):
+                    s, o, M, cur = s2, o2, M2, cand
+                if cand[0] > best[0]:
+                    best = cand
+                history.append(best[0])
+    finally:
+        if bar is not None:
+            bar.close()
     assert best is not None
     ratio, tel, inst = best
     opt, bound, optimal = cache.get(inst)

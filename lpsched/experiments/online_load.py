@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..datasets import cached_trace_dir, skipped
 from ..generators.arrivals import nominal_capacity, trace_window
 from ..generators.workloads import generate
 from ..instance import Instance
@@ -100,7 +101,9 @@ def run(
     trace_dir : path-like, optional
         Folder holding ``splitwise_conv.csv`` (Azure conversation trace with ``arrived_at``);
         adds the source ``trace``: the window's own arrival times, time-scaled to the rate (the
-        implied round duration is reported in ms). Skipped when ``None``.
+        implied round duration is reported in ms). Default: the trace cache (``lpsched traces
+        fetch conversation``) when it holds the file; else that table is skipped, which the
+        report and standard error say.
     solver : str
         Phase-1 solver of receding-horizon Sorted-F (``auto``: quantile for ``n >= 1000``).
     **engine
@@ -119,6 +122,11 @@ def run(
     so the numbers compare policies at equal ``n``. Source: ours (SPEC section 5).
     """
     out = Path(out_dir)
+    note = None
+    if trace_dir is None:
+        trace_dir = cached_trace_dir(["conversation"])
+        if trace_dir is None:
+            note = skipped("the 'trace' table (Azure conversation arrivals)", ["conversation"])
     tdir = None if trace_dir is None else require_files(trace_dir, [TRACE_FILE])
     sources = ["poisson"] + (["trace"] if tdir is not None else [])
     rows = tuple({"policy": p} for p in ONLINE_POLICIES)
@@ -162,6 +170,8 @@ def run(
         if sel:
             parts.append(_online_table(sel, src, n))
             save_figure(_online_figure(sel, src), out / f"online-load-{src}.png", dpi=120)
+    if note is not None:
+        parts.append(f"Note: {note}.")
     return write_report(out, NAME, "\n\n".join(parts))
 
 

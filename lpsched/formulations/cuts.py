@@ -3,7 +3,7 @@
 Row ``memory[t]`` reads ``sum_u sum_k a_{u,k}(t) x[u,k] <= M`` with ``a_{u,k}(t) = s_u + t - k``,
 and a request runs at most once (``assign``), so a row is a *multiple-choice knapsack*. A
 **GUB cover** of row ``t`` is a set ``C`` of requests (units of one request each) with thresholds
-``theta_u`` and ``sum_{u in C} theta_u > M``. Every schedule satisfies
+``theta_u`` and ``sum_{u in C} theta_u > M``. Every schedule satisfies::
 
     sum_{u in C u E} sum_{k : a_{u,k}(t) >= theta_u} x[u,k]  <=  |C| - 1,
 

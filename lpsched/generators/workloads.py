@@ -11,14 +11,14 @@ for instance, caps ``s + o`` at 4,096). Every instance is reproducible from its 
 
 Named workloads (``WORKLOADS``):
 
-================  ===========================================================================
-``conversation``  Azure LLM inference trace 2023, conversation service (19,366 requests)
-``sharegpt``      ShareGPT conversations, context up to 8k (30,731)
-``summarization`` arXiv long-document summarization, up to 4k tokens (28,257)
-``code``          Azure LLM inference trace 2023, code completion (8,819)
-``translation``   Bilingual web-book translation (33,768)
-``mix-80-20``     80% ``conversation``, 20% ``summarization`` (the paper's headline mix)
-================  ===========================================================================
+=================  ==========================================================================
+``conversation``   Azure LLM inference trace 2023, conversation service (19,366 requests)
+``sharegpt``       ShareGPT conversations, context up to 8k (30,731)
+``summarization``  arXiv long-document summarization, up to 4k tokens (28,257)
+``code``           Azure LLM inference trace 2023, code completion (8,819)
+``translation``    Bilingual web-book translation (33,768)
+``mix-80-20``      80% ``conversation``, 20% ``summarization`` (the paper's headline mix)
+=================  ==========================================================================
 
 A mixture can also be written inline: ``"conversation:0.8,summarization:0.2"``.
 
@@ -311,6 +311,7 @@ def from_traces(
     seed: int = 0,
     round_s: float | None = None,
     name: str | None = None,
+    skip_oversized: bool = False,
 ) -> Instance:
     """An instance of real trace rows: ``n`` rows drawn from one or more trace CSV files.
 
@@ -335,19 +336,33 @@ def from_traces(
         request ``i`` arrives at round ``floor((t_i - t_0) / round_s)``, ``t_0`` the earliest
         drawn time (:func:`lpsched.generators.arrivals.trace_arrival_rounds`). Drawing a subset
         of rows thins the arrival process. Default: all requests arrive at round 0.
+    name : str, optional
+        Instance name (default ``traces-n{n}-M{memory}-s{seed}``).
+    skip_oversized : bool
+        Leave out, before drawing, every row with ``s_i + o_i > M`` (a request that cannot run
+        alone within the KV cache). Default ``False``: drawing such a row is an error. When no
+        row is oversized the instance is the same either way.
 
     Returns
     -------
     Instance
-        ``metadata["rows"]`` lists ``[file, line]`` of every request, in request order.
+        ``metadata["rows"]`` lists ``[file, line]`` of every request, in request order; with
+        ``skip_oversized``, ``metadata["skipped_oversized"]`` gives, per file, how many rows
+        were left out.
 
     Raises
     ------
     InstanceError
-        Bad file (see :func:`~lpsched.io.read_trace_csv`), or a drawn row with
-        ``s + o > M`` (named by file and line).
+        Bad file (see :func:`~lpsched.io.read_trace_csv`), a drawn row with
+        ``s + o > M`` (named by file and line; not with ``skip_oversized``), or a file with
+        fewer (fitting) rows than its share of ``n``.
     ValueError
         Bad weights.
+
+    Notes
+    -----
+    Source: ours. Rows are drawn without replacement from the rows that are kept, so that
+    skipping changes which rows can be drawn but never repeats one.
     """
     check_size(n, memory)
     if isinstance(paths, (str, os.PathLike)):
@@ -361,24 +376,28 @@ def from_traces(
     counts = np.floor(n * w / w.sum()).astype(int)
     counts[np.argsort(-(n * w / w.sum() - counts), kind="stable")[: n - counts.sum()]] += 1
     rng = np.random.default_rng(seed)
-    s_parts, o_parts, t_parts, rows, where = [], [], [], [], []
+    s_parts, o_parts, t_parts, rows, where, skipped = [], [], [], [], [], []
     for path, k in zip(paths, counts.tolist(), strict=True):
         s, o, t, line = read_trace_csv(path, with_lines=True)
         if round_s is not None and t is None:
             raise InstanceError(
                 f"{path}: line 1: missing column 'arrived_at' (needed to keep the trace's arrivals)"
             )
-        if k > s.size:
+        keep = np.flatnonzero(s + o <= memory) if skip_oversized else np.arange(s.size)
+        skipped.append(s.size - keep.size)
+        if k > keep.size:
+            fitting = f" with s + o <= M = {memory}" if skip_oversized else ""
             raise InstanceError(
-                f"{path}: has {s.size} rows, fewer than the {k} requests asked "
+                f"{path}: has {keep.size} rows{fitting}, fewer than the {k} requests asked "
                 "of it (rows are drawn without replacement)"
             )
-        pick = rng.choice(s.size, size=k, replace=False)
+        pick = keep[rng.choice(keep.size, size=k, replace=False)]
         for i in pick.tolist():
             if s[i] + o[i] > memory:
                 raise InstanceError(
                     f"{path}: line {line[i]}: num_prefill_tokens {int(s[i])} + "
-                    f"num_decode_tokens {int(o[i])} > memory M = {memory}; choose a larger M"
+                    f"num_decode_tokens {int(o[i])} > memory M = {memory}; choose a larger M "
+                    "or skip such rows (--skip-oversized)"
                 )
         s_parts.append(s[pick])
         o_parts.append(o[pick])
@@ -409,6 +428,8 @@ def from_traces(
         "round_s": round_s,
         "rows": [rows[i] for i in perm.tolist()],
     }
+    if skip_oversized:
+        meta = {**meta, "skipped_oversized": skipped}
     return Instance.from_arrays(
         np.concatenate(s_parts)[perm],
         np.concatenate(o_parts)[perm],

@@ -10,7 +10,14 @@ from .bars import plot_grouped_bars
 from .curves import plot_curves, plot_panels
 from .families import plot_families
 from .ratios import plot_ratio_distribution, plot_search_history
-from .schedule import plot_gantt, plot_memory, plot_rounds, plot_schedule
+from .schedule import (
+    batch_labels,
+    plot_gantt,
+    plot_memory,
+    plot_rounds,
+    plot_schedule,
+    request_classes,
+)
 from .style import POLICY_COLORS, save_figure
 
 __all__ = [
@@ -19,6 +26,8 @@ __all__ = [
     "plot_memory",
     "plot_schedule",
     "plot_rounds",
+    "request_classes",
+    "batch_labels",
     "plot_ratio_distribution",
     "plot_search_history",
     "plot_families",

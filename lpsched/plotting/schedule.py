@@ -1,20 +1,169 @@
 """Schedules drawn: Gantt chart, memory profile, round-by-round KV-cache occupancy.
 
-Source: ours (SPEC section 2's memory convention: ``s_i + j`` tokens in the ``j``-th round).
+:func:`plot_schedule` puts a Gantt chart (one row per request, from its start ``p_i`` to its
+completion ``C_i``, evicted runs hatched) over the memory profile ``m(t)`` with ``M`` drawn, on
+one round axis. It stays readable at thousands of requests: above ``max_requests`` rows the
+Gantt chart becomes a waterfall (every request one thin line at its rank by start, no labels;
+the title says so). The memory panel stacks the KV cache held by each group; groups colour both:
+the workload class of each request (:func:`request_classes`) or any labels given, such as the
+Sorted-F Phase-1 batches (:func:`batch_labels`).
+
+Source: ours (SPEC section 2's memory convention: ``s_i + j`` tokens in the ``j``-th round;
+runs: SPEC section 6).
 """
 
 from __future__ import annotations
 
-import matplotlib
+import re
+from collections.abc import Sequence
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
-from ..schedule import Schedule
+from ..generators.workloads import parse_mixture, sample_lengths
+from ..instance import Instance
+from ..policies.sorted_f import phase1_batches
+from ..schedule import Schedule, memory_at
 from .style import axes, policy_color
 
-__all__ = ["plot_gantt", "plot_memory", "plot_schedule", "plot_rounds"]
+__all__ = [
+    "request_classes",
+    "batch_labels",
+    "plot_gantt",
+    "plot_memory",
+    "plot_schedule",
+    "plot_rounds",
+]
+
+#: Colours of groups (classes or batches; matplotlib's tab10), cycled when there are more groups.
+GROUP_COLORS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+#: Most groups named in a legend; with more, the colours cycle and the legend is left out.
+MAX_LEGEND = 10
+
+
+def request_classes(instance: Instance) -> np.ndarray:
+    """The workload class of each request, as far as the instance records it.
+
+    Parameters
+    ----------
+    instance : Instance
+
+    Returns
+    -------
+    ndarray of str, shape (n,)
+        In this order of preference: the component of the mixture each request was drawn from,
+        for an instance of :func:`lpsched.generators.workloads.generate` (redrawn from the
+        seed in ``metadata`` and used only when the redrawn lengths ``s_i, o_i`` are the
+        instance's); the trace file of each row (``metadata["rows"]`` of
+        :func:`~lpsched.generators.workloads.from_traces`); the id without its trailing number
+        (``short3`` -> ``short``) when that gives 2 to 10 classes; else ``"request"`` for all.
+
+    Notes
+    -----
+    Source: ours (the generators record the workload and seed, not the class of each request).
+    """
+    meta, n = instance.metadata, instance.n
+    if meta.get("generator") == "lpsched.generators.workloads.generate":
+        try:
+            names = list(parse_mixture(meta["workload"]))
+            s, o, comp = sample_lengths(meta["workload"], n, np.random.default_rng(meta["seed"]))
+        except (KeyError, TypeError, ValueError):
+            pass
+        else:
+            if np.array_equal(s, instance.prefill) and np.array_equal(o, instance.decode):
+                return np.asarray(names, dtype=object)[comp].astype(str)
+    rows = meta.get("rows")
+    if (
+        isinstance(rows, list)
+        and len(rows) == n
+        and all(isinstance(r, list) and r and isinstance(r[0], str) for r in rows)
+    ):
+        return np.asarray([re.sub(r"\.csv$", "", r[0]) for r in rows])
+    prefix = np.asarray([re.sub(r"[-_.:]?\d+$", "", rid) or "request" for rid in instance.ids])
+    if 2 <= len(set(prefix.tolist())) <= MAX_LEGEND:
+        return prefix
+    return np.full(n, "request")
+
+
+def batch_labels(instance: Instance, solver: str = "auto") -> np.ndarray:
+    """The Sorted-F Phase-1 batch of each request: ``"batch 1"``, ``"batch 2"``, ...
+
+    Parameters
+    ----------
+    instance : Instance
+    solver : str
+        The Phase-1 solver (:data:`lpsched.policies.sorted_f.PHASE1_SOLVERS`); use the one the
+        schedule was made with.
+
+    Returns
+    -------
+    ndarray of str, shape (n,)
+
+    Notes
+    -----
+    Source: SPEC section 4 (the batches ``X_1, X_2, ...`` minimising ``F(X)``).
+    """
+    out = np.empty(instance.n, dtype=object)
+    for k, batch in enumerate(phase1_batches(instance, solver), start=1):
+        out[batch] = f"batch {k}"
+    return out.astype(str)
+
+
+def _groups(schedule: Schedule, groups: Sequence[str] | np.ndarray | None) -> np.ndarray:
+    """Labels per request (``groups``, or :func:`request_classes`), checked for length."""
+    n = schedule.instance.n
+    labels = request_classes(schedule.instance) if groups is None else np.asarray(groups, str)
+    if labels.shape != (n,):
+        raise ValueError(f"groups must give one label per request ({n}), got {labels.size}")
+    return labels
+
+
+def _group_colors(labels: np.ndarray, start: np.ndarray) -> dict[str, str]:
+    """One colour per distinct label, labels ordered by their first start (so that batches
+    started one after the other get different colours)."""
+    names = list(dict.fromkeys(labels[np.lexsort((np.arange(labels.size), start))].tolist()))
+    return {g: GROUP_COLORS[k % len(GROUP_COLORS)] for k, g in enumerate(names)}
+
+
+def _legend(ax: Axes, colors: dict[str, str], extra: Sequence[Patch] = ()) -> None:
+    """A legend right of ``ax``: the groups (when 2 to 10) and the ``extra`` entries."""
+    handles = list(extra)
+    if 1 < len(colors) <= MAX_LEGEND:
+        handles = [Patch(color=c, label=g) for g, c in colors.items()] + handles
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+
+
+def _run_rows(schedule: Schedule) -> np.ndarray:
+    """Every run as rows ``(request, start, end, completed)``, shape (R, 4); one completed run
+    per request without a run record."""
+    if schedule.runs is not None:
+        runs = schedule.runs
+        return runs[(runs[:, 0] >= 0) & (runs[:, 0] < schedule.instance.n)]
+    n = schedule.instance.n
+    return np.column_stack(
+        (np.arange(n), schedule.start, schedule.completion, np.ones(n, dtype=np.int64))
+    )
+
+
+def _group_suffix(colors: dict[str, str]) -> str:
+    """What the title says when the legend is left out (too many groups)."""
+    return f"; colours cycle over {len(colors)} groups" if len(colors) > MAX_LEGEND else ""
 
 
 def plot_gantt(
@@ -22,67 +171,145 @@ def plot_gantt(
     ax: Axes | None = None,
     *,
     title: str | None = None,
-    max_requests: int = 60,
+    max_requests: int = 40,
     label_requests: bool = True,
+    groups: Sequence[str] | np.ndarray | None = None,
 ) -> Figure:
-    """Gantt chart: one bar per request over the rounds it runs.
+    """Gantt chart: one row per request, ordered by start, from ``p_i`` to ``C_i``.
 
     Parameters
     ----------
     schedule : Schedule
-        Starts ``p_i``; request ``i`` runs in rounds ``p_i + 1 .. C_i`` (bar from ``p_i`` to
-        ``C_i`` on the round axis).
+        Starts ``p_i``; request ``i`` runs in rounds ``p_i + 1 .. C_i`` (a bar from ``p_i`` to
+        ``C_i`` on the round axis). Runs cut short by an eviction (``schedule.runs``, SPEC
+        section 6) are drawn hatched on the request's row.
     ax : Axes, optional
         Draw here; default a new figure.
     title : str, optional
-        Default ``"<policy> on <instance>: TEL = ..."``.
-    max_requests : int
-        Draw at most this many requests (the first by start); the title says when cut.
+        Default ``"<policy> on <instance>: TEL = ..."``, with how the requests are drawn.
+    max_requests : int, default 40
+        Up to this many requests, one bar each, and a grey line from the arrival ``a_i`` to
+        the start when the request waits. Above, a waterfall: every request one thin line at
+        its rank by start (row 0 = first started), its waiting in light grey, so that the
+        chart shows all ``n`` requests at any size; the title says so.
     label_requests : bool
-        Write each request's id on the y axis.
+        Write each request's id on the y axis (up to 25 bars).
+    groups : sequence of str, shape (n,), optional
+        A label per request, one colour per label; default :func:`request_classes`. With more
+        than 10 labels the colours cycle and no legend is drawn.
 
     Returns
     -------
     Figure
 
+    Raises
+    ------
+    ValueError
+        ``groups`` of the wrong length.
+
     Notes
     -----
-    Bar shading: the darker the bar, the larger the prefill ``s_i`` relative to ``M`` (a
-    colour bar gives the scale in tokens). Source: ours.
+    Source: ours.
     """
     fig, ax = axes(ax)
     inst = schedule.instance
-    order = np.lexsort((np.arange(inst.n), schedule.start))[:max_requests]
-    cmap = plt.get_cmap("Blues")
-    norm = matplotlib.colors.Normalize(vmin=0, vmax=max(1, inst.memory))
-    for row, i in enumerate(order.tolist()):
-        p, o = int(schedule.start[i]), int(inst.decode[i])
-        ax.barh(
-            row,
-            o,
-            left=p,
-            height=0.8,
-            color=cmap(0.25 + 0.75 * norm(inst.prefill[i])),
-            edgecolor="black",
-            linewidth=0.5,
-        )
-    ax.set_ylim(len(order) - 0.5, -0.5)
-    if label_requests and len(order) <= 25:
-        ax.set_yticks(range(len(order)), [inst.ids[i] for i in order.tolist()], fontsize=8)
+    labels = _groups(schedule, groups)
+    colors = _group_colors(labels, schedule.start)
+    order = np.lexsort((np.arange(inst.n), schedule.start))
+    rank = np.empty(inst.n, dtype=np.int64)
+    rank[order] = np.arange(inst.n)
+    rows = _run_rows(schedule)
+    cut = rows[rows[:, 3] == 0]
+    few = inst.n <= max_requests
+    if few:
+        for i in order.tolist():
+            p, o = int(schedule.start[i]), int(inst.decode[i])
+            ax.barh(
+                rank[i],
+                o,
+                left=p,
+                height=0.8,
+                color=colors[labels[i]],
+                edgecolor="black",
+                linewidth=0.5,
+            )
+            if inst.arrival[i] < p:
+                ax.plot(
+                    [inst.arrival[i], p], [rank[i], rank[i]], color="0.6", linewidth=0.8, zorder=0
+                )
+        for req, p, end, _ in cut.tolist():
+            ax.barh(
+                rank[req],
+                end - p,
+                left=p,
+                height=0.8,
+                color="white",
+                hatch="xxx",
+                edgecolor=colors[labels[req]],
+                linewidth=0.5,
+            )
+        ax.set_ylim(inst.n - 0.5, -0.5)
+        if label_requests and inst.n <= 25:
+            ax.set_yticks(range(inst.n), [inst.ids[i] for i in order.tolist()], fontsize=8)
+        else:
+            ax.set_yticks([])
+        how = ""
     else:
-        ax.set_yticks([])
+        # rows of about a point high at the default sizes, each line twice its row
+        row_pt = ax.get_position().height * fig.get_figheight() * 72 / inst.n
+        width = float(np.clip(2 * row_pt, 0.4, 3.0))
+        y = rank.astype(float)
+
+        def lines(left: np.ndarray, right: np.ndarray, at: np.ndarray) -> np.ndarray:
+            return np.stack((np.column_stack((left, at)), np.column_stack((right, at))), axis=1)
+
+        waiting = inst.arrival < schedule.start
+        for seg, col in (
+            (lines(inst.arrival[waiting], schedule.start[waiting], y[waiting]), "0.85"),
+            (lines(cut[:, 1], cut[:, 2], y[cut[:, 0]]), "0.45"),
+            (lines(schedule.start, schedule.completion, y), [colors[g] for g in labels]),
+        ):
+            if len(seg):
+                ax.add_collection(
+                    LineCollection(
+                        list(seg.astype(float)), colors=col, linewidths=width, rasterized=True
+                    )
+                )
+        ax.set_ylim(inst.n, -1)
+        ax.set_xlim(0, schedule.makespan * 1.01)
+        how = f"\nall {inst.n} requests, one line each from start to completion, ordered by start"
     ax.set_xlabel("round")
     ax.set_ylabel("request (by start)")
-    cut = f" (first {len(order)} of {inst.n})" if len(order) < inst.n else ""
     ax.set_title(
-        title or f"{schedule.policy or 'schedule'} on {inst.name}: TEL = {schedule.tel} rounds{cut}"
+        title
+        or f"{schedule.policy or 'schedule'} on {inst.name}: TEL = {schedule.tel:,} rounds{how}"
+        + _group_suffix(colors)
     )
-    sm = matplotlib.cm.ScalarMappable(
-        norm=norm, cmap=matplotlib.colors.ListedColormap(cmap(np.linspace(0.25, 1.0, 256)))
-    )
-    fig.colorbar(sm, ax=ax, label="prefill s_i (tokens)", pad=0.01)
+    extra = []
+    if np.any(inst.arrival < schedule.start):
+        extra.append(Patch(color="0.6" if few else "0.85", label="waiting (arrival to start)"))
+    if cut.size:
+        extra.append(
+            Patch(
+                facecolor="white" if few else "0.45",
+                hatch="xxx" if few else None,
+                edgecolor="black",
+                label=f"evicted runs ({len(cut)})",
+            )
+        )
+    _legend(ax, colors, extra)
     ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+def _breakpoints(rows: np.ndarray, makespan: int) -> np.ndarray:
+    """Rounds at which ``m(t)`` can bend or jump: ``p``, ``p + 1``, ``end`` and ``end + 1`` of
+    every run (a run holds memory in rounds ``p + 1 .. end``, linear in ``t``; so between
+    these rounds the profile is exactly the straight line through them)."""
+    t = np.unique(
+        np.concatenate((rows[:, 1], rows[:, 1] + 1, rows[:, 2], rows[:, 2] + 1, [1, makespan]))
+    )
+    return t[(t >= 1) & (t <= makespan)]
 
 
 def plot_memory(
@@ -92,6 +319,7 @@ def plot_memory(
     title: str | None = None,
     label: str | None = None,
     color: str | None = None,
+    groups: Sequence[str] | np.ndarray | None = None,
 ) -> Figure:
     """Memory profile ``m(t)`` of a schedule with the budget ``M`` as a line.
 
@@ -106,27 +334,59 @@ def plot_memory(
         Legend label; default the policy name and TEL.
     color : str, optional
         Line colour; default the policy's colour.
+    groups : sequence of str, shape (n,), optional
+        Stack the memory held by each group (a label per request, one colour per label, as in
+        :func:`plot_gantt`) under the total line. Default: the total alone.
 
     Returns
     -------
     Figure
-        ``m(t)`` in tokens for rounds ``1 .. max C_i`` as a step line, ``M`` dashed.
+        ``m(t)`` in tokens for rounds ``1 .. max C_i`` (every run included), exact: the lines
+        join the rounds where ``m`` bends; ``M`` dashed.
+
+    Raises
+    ------
+    ValueError
+        ``groups`` of the wrong length.
 
     Notes
     -----
     Source: SPEC section 2 (``m(t) = sum_{p_i < t <= C_i} (s_i + t - p_i)``).
     """
     fig, ax = axes(ax)
-    rounds, mem = schedule.memory_profile()
+    rows = _run_rows(schedule)
+    rounds = _breakpoints(rows, schedule.makespan)
     policy = schedule.policy or "schedule"
-    ax.step(
+    inst = schedule.instance
+    if groups is not None:
+        labels = _groups(schedule, groups)
+        colors = _group_colors(labels, schedule.start)
+        of_run = labels[rows[:, 0]]
+        layers = [
+            memory_at(
+                inst.prefill[rows[of_run == g, 0]],
+                rows[of_run == g, 1],
+                rows[of_run == g, 2],
+                rounds,
+            )
+            for g in colors
+        ]
+        ax.stackplot(
+            rounds,
+            layers,
+            colors=list(colors.values()),
+            alpha=0.8,
+            labels=list(colors) if len(colors) <= MAX_LEGEND else (),
+            rasterized=len(rounds) > 1000,  # keeps a PDF or SVG of thousands of requests small
+        )
+    ax.plot(
         rounds,
-        mem,
-        where="mid",
-        color=color or policy_color(policy),
+        schedule.memory_at(rounds),
+        color=color or ("black" if groups is not None else policy_color(policy)),
+        linewidth=0.8 if groups is not None else 1.2,
         label=label or f"{policy} (TEL {schedule.tel})",
     )
-    M = schedule.instance.memory
+    M = inst.memory
     if not any(getattr(line, "_lpsched_M", False) for line in ax.lines):
         line = ax.axhline(M, color="black", linestyle="--", linewidth=1, label=f"M = {M}")
         line._lpsched_M = True  # type: ignore[attr-defined]
@@ -134,21 +394,43 @@ def plot_memory(
     ax.set_ylabel("KV cache in use (tokens)")
     ax.set_ylim(0, M * 1.1)
     ax.set_title(title or f"KV-cache memory of {policy}")
-    ax.legend(loc="lower right", fontsize=8)
+    if groups is None:
+        ax.legend(loc="lower right", fontsize=8)
+    else:  # the stacked areas fill the panel: the legend goes to the right of it
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     ax.grid(alpha=0.3)
     return fig
 
 
 def plot_schedule(
-    schedule: Schedule, *, title: str | None = None, figsize: tuple[float, float] = (9, 6)
+    schedule: Schedule,
+    *,
+    title: str | None = None,
+    figsize: tuple[float, float] = (10, 7),
+    groups: Sequence[str] | np.ndarray | None = None,
+    max_requests: int = 40,
 ) -> Figure:
-    """Gantt chart above the memory profile, on a shared round axis.
+    """Gantt chart above the memory profile, on a shared round axis, coloured by group.
+
+    Parameters
+    ----------
+    schedule : Schedule
+    title : str, optional
+        Title of the Gantt panel (default: see :func:`plot_gantt`).
+    figsize : (float, float)
+        Inches.
+    groups : sequence of str, shape (n,), optional
+        A label per request (default :func:`request_classes`); both panels use its colours,
+        the memory panel stacks the memory of each group.
+    max_requests : int, default 40
+        Above this many requests the Gantt panel is a waterfall (:func:`plot_gantt`).
 
     Returns
     -------
     Figure
         Two axes: :func:`plot_gantt` and :func:`plot_memory`. Source: ours.
     """
+    labels = _groups(schedule, groups)
     fig, (a1, a2) = plt.subplots(
         2,
         1,
@@ -157,8 +439,15 @@ def plot_schedule(
         layout="constrained",
         gridspec_kw={"height_ratios": [3, 2]},
     )
-    plot_gantt(schedule, a1, title=title)
-    plot_memory(schedule, a2, title="KV-cache memory per round")
+    plot_gantt(schedule, a1, title=title, groups=labels, max_requests=max_requests)
+    plot_memory(
+        schedule,
+        a2,
+        title=f"KV-cache memory per round (peak {schedule.peak_memory:,} of M = "
+        f"{schedule.instance.memory:,} tokens)",
+        groups=labels,
+        label="total",
+    )
     a1.set_xlabel("")
     return fig
 

@@ -5,6 +5,8 @@
 * :mod:`.sorted_lp` -- Sorted-LP, ordered by the LP relaxation (it uses :mod:`lpsched.solvers`);
 * :mod:`.planners`, :mod:`.online`, :mod:`.amin` -- re-planning, online arrivals, unknown
   decode lengths (A_max, A_min, Sorted-F+Amin);
+* :mod:`.vllm` -- the production-style baselines ``vllm`` and ``vllm-sf`` (admission by current
+  memory, recompute preemption);
 * :mod:`.local_search` -- the best list policy and a local search over priority lists, the
   upper bound and MIP start of the exact solvers;
 * :mod:`.registry` -- names to policies: :func:`~.registry.run_policy`,

@@ -6,32 +6,49 @@ time, one call of :func:`register_policy`. List policies (those that produce a
 priority list for the executor) are registered through :func:`list_policy`; policies that need
 their own executor (eviction, re-planning) register a schedule-producing function directly.
 
+Plug-ins reach the registry in two ways (both loaded on the first look-up of a name that is not
+registered, so every process, sweep workers included, finds them): an installed package's
+entry point in the group ``lpsched.policies`` (``NAME = "module:function"``, the entry point's
+name is the policy name) and the modules named in the environment variable ``LPSCHED_PLUGINS``,
+which :func:`import_plugins` (the command line's ``--import MODULE``) imports and sets.
+
 A list policy's name may carry the suffix ``+backfill`` (``"mcsf+backfill"``): the same list,
 run with ``backfill=True`` (SPEC section 4).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from importlib import metadata
 
 import numpy as np
 
 from ..executor import execute
 from ..instance import Instance
 from ..schedule import Schedule
+from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
 from .baselines import fcfs_order, mcsf_order, size_order
 from .online import online_fcfs, online_mcsf, online_sorted_f
 from .sorted_f import sorted_f_order
 from .sorted_lp import sorted_lp_order
+from .vllm import vllm, vllm_sf
 
 __all__ = [
     "Policy",
     "POLICIES",
     "list_policy",
     "register_policy",
+    "ENTRY_POINT_GROUP",
+    "PLUGINS_ENV",
+    "PluginError",
+    "import_plugins",
+    "load_plugins",
     "run_policy",
     "policy_names",
     "parse_policy",
@@ -103,7 +120,8 @@ POLICIES: dict[str, Policy] = {
     )
 }
 
-# Policies with their own executor (eviction, online re-planning): SPEC sections 5 and 6.
+# Policies with their own executor (eviction, online re-planning, preemption): SPEC sections
+# 5 and 6, and the production-style baselines of section 4.
 _PHASE1_OPTIONS = ("solver", "sample_size", "quantile", "seed")
 for _p in (
     Policy(
@@ -126,30 +144,38 @@ for _p in (
         "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
         ("replan_every", *_PHASE1_OPTIONS),
     ),
+    Policy(
+        "vllm",
+        vllm,
+        "production-style: FCFS queue, admission by current memory, recompute preemption",
+    ),
+    Policy("vllm-sf", vllm_sf, "as vllm with the queue by decode length o_i"),
 ):
     POLICIES[_p.name] = _p
 
 
 def register_policy(
     name: str,
-    order: Callable[..., np.ndarray],
+    function: Callable[..., np.ndarray],
     description: str = "",
     options: tuple[str, ...] = (),
 ) -> Policy:
-    """Register a list policy at run time; the command line and the sweeps then know its name.
+    """Register a list policy at run time; :func:`run_policy` and the sweeps of this process
+    then know its name (the command line through ``--import MODULE`` or an entry point).
 
     Parameters
     ----------
     name : str
         Registry name: letters, digits and ``-`` or ``_``, not already registered, without
         ``+`` (``NAME+backfill`` is made automatically).
-    order : callable
-        ``order(instance, **options) -> ndarray of int, shape (n,)``: a priority list (a
+    function : callable
+        ``function(instance, **options) -> ndarray of int, shape (n,)``: a priority list (a
         permutation of ``range(n)``) that the executor runs (SPEC section 4).
     description : str
         One line for ``lpsched policies``.
     options : tuple of str
-        Keyword options ``order`` accepts (the others that a comparison passes are dropped).
+        Keyword options ``function`` accepts (the others that a comparison passes, such as
+        ``solver``, are dropped).
 
     Returns
     -------
@@ -169,9 +195,106 @@ def register_policy(
         raise ValueError(f"policy name must be letters, digits, '-' or '_', got {name!r}")
     if name in POLICIES:
         raise ValueError(f"policy {name!r} is already registered")
-    policy = list_policy(name, order, description, options)
+    policy = list_policy(name, function, description, options)
     POLICIES[name] = policy
     return policy
+
+
+#: Entry-point group of plug-in policies: ``NAME = "module:function"`` registers ``function``
+#: (a priority-list function, as for :func:`register_policy`) as the list policy ``NAME``.
+ENTRY_POINT_GROUP = "lpsched.policies"
+#: Environment variable: comma-separated modules that call :func:`register_policy` on import.
+PLUGINS_ENV = "LPSCHED_PLUGINS"
+_loaded: set[str] = set()  # entry-point names and modules tried in this process
+
+
+class PluginError(ValueError):
+    """A plug-in failed to load; the message names the entry point and its distribution, or
+    the module, and the error. Source: ours."""
+
+
+def _import(module: str) -> None:
+    if "module:" + module in _loaded:
+        return
+    _loaded.add("module:" + module)
+    try:
+        importlib.import_module(module)
+    except Exception as exc:
+        raise PluginError(
+            f"plug-in module {module!r} failed to import: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _env_modules() -> list[str]:
+    return [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
+
+
+def import_plugins(modules: Iterable[str]) -> None:
+    """Import modules that register policies on import, and add them to ``LPSCHED_PLUGINS``
+    so that the worker processes a sweep starts afterwards import them too.
+
+    Parameters
+    ----------
+    modules : iterable of str
+        Dotted module names, importable from ``sys.path``.
+
+    Raises
+    ------
+    PluginError
+        A module that cannot be imported (its error in the message).
+
+    Notes
+    -----
+    Source: ours (the command line's ``--import MODULE``). A Dask worker on another machine
+    needs the module installed and ``LPSCHED_PLUGINS`` set in its own environment.
+    """
+    names = _env_modules()
+    for module in modules:
+        _import(module)
+        if module not in names:
+            names.append(module)
+    os.environ[PLUGINS_ENV] = ",".join(names)
+
+
+def load_plugins(name: str | None = None) -> None:
+    """Register the plug-in policies: import the modules of ``LPSCHED_PLUGINS``, then load the
+    entry points of the group ``lpsched.policies`` (those named ``name``, or all); each module
+    and entry point once per process.
+
+    Parameters
+    ----------
+    name : str, optional
+        Load only the entry points of this name (a policy name looked up and not registered).
+
+    Raises
+    ------
+    PluginError
+        Naming the entry point (``NAME = module:function``) and its distribution, with the
+        error: an import error, an object that is not callable, or a name already registered.
+
+    Notes
+    -----
+    Source: ours. The entry point's object is the priority-list function; its description is
+    the first line of the function's docstring and the distribution's name and version.
+    """
+    for module in _env_modules():
+        _import(module)
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if (name is not None and ep.name != name) or ep.name in _loaded:
+            continue
+        _loaded.add(ep.name)
+        dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown"
+        try:
+            function = ep.load()
+            if not callable(function):
+                raise TypeError(f"{type(function).__name__} object is not callable")
+            doc = (inspect.getdoc(function) or "").splitlines()
+            register_policy(ep.name, function, f"{doc[0] if doc else ep.value} [plug-in {dist}]")
+        except Exception as exc:
+            raise PluginError(
+                f"plug-in policy entry point '{ep.name} = {ep.value}' (group "
+                f"{ENTRY_POINT_GROUP}, distribution {dist}): {type(exc).__name__}: {exc}"
+            ) from exc
 
 
 def policy_names() -> list[str]:
@@ -186,9 +309,13 @@ def parse_policy(spec: str) -> tuple[Policy, bool]:
     ------
     KeyError
         If the name is not registered (the message lists the registered names).
+    PluginError
+        A plug-in of this name (:func:`load_plugins`) that fails to load.
     """
     text = spec.strip() if isinstance(spec, str) else ""
     name, plus, suffix = text.partition("+")
+    if name and name not in POLICIES:
+        load_plugins(name)
     if (plus and suffix != "backfill") or name not in POLICIES:
         raise KeyError(
             f"unknown policy {spec!r}; registered: {', '.join(POLICIES)} "
@@ -209,8 +336,10 @@ def run_policy(instance: Instance, spec: str, **options) -> Schedule:
     spec : str
         Registered name, optionally with ``+backfill``.
     **options
-        Policy options; those a policy does not accept are ignored, so one option set can be
-        passed to every policy of a comparison (``solver`` only reaches ``sorted-f``).
+        Policy options. One option set can be passed to every policy of a comparison: an
+        option that some registered policy accepts reaches only the policies that accept it
+        (``solver`` only reaches the Sorted-F family, ``max_nonzeros`` only ``sorted-lp``); an
+        option that no registered policy accepts is refused (a typo such as ``solvr``).
 
     Returns
     -------
@@ -221,9 +350,30 @@ def run_policy(instance: Instance, spec: str, **options) -> Schedule:
     ------
     KeyError
         Unknown policy name.
+    TypeError
+        An option no registered policy accepts; the message lists this policy's options.
+    LPTooLargeError
+        ``sorted-lp`` on an instance whose LP exceeds its size limit: the message says the
+        policy cannot run and how to raise the limit (``max_nonzeros``).
+
+    Notes
+    -----
+    Source: ours (one option set for a comparison, typos caught).
     """
     policy, backfill = parse_policy(spec)
+    known = {o for p in POLICIES.values() for o in p.options}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        own = ", ".join(policy.options) or "none"
+        raise TypeError(
+            f"run_policy: unknown option{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(map(repr, unknown))} for policy {policy.name!r}; its options: {own}"
+            + (" (backfill: write NAME+backfill)" if policy.backfill else "")
+        )
     opts = {k: v for k, v in options.items() if k in policy.options}
     if policy.backfill:
         opts["backfill"] = backfill
-    return policy.run(instance, **opts)
+    try:
+        return policy.run(instance, **opts)
+    except LPTooLargeError as exc:
+        raise LPTooLargeError(f"policy {spec!r} cannot run on this instance: {exc}") from exc

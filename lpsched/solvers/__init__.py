@@ -6,6 +6,8 @@
 * :mod:`.highs`, :mod:`.cpsat`, :mod:`.pyomo` -- each builds, runs and maps its own status;
 * :mod:`.solve` -- :func:`solve_exact`, :func:`solve_lp`, :func:`lp_bound`, :func:`best_bound`,
   :func:`export_model`, the back-end registry :data:`SOLVERS` and the model-size limits;
+* :mod:`.progress` -- :class:`~.progress.Progress`: the solver log and the incumbent / bound /
+  gap line that every back end feeds (nothing is printed without one);
 * :mod:`.cache` -- exact optima of small instances, memoised.
 """
 

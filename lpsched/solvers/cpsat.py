@@ -9,16 +9,20 @@ CP-SAT's optimum is exact. The model is written straight into CP-SAT's ``CpModel
 row from the column-wise matrix (no Python expression objects), with a deadline, so that the
 time limit covers the build too; the run goes through
 :func:`~lpsched.solvers.result.run_interruptible` (``CpSolver.solve`` releases the GIL) and
-Ctrl-C calls ``stop_search``. Source: ours (OR-Tools CP-SAT, Perron and Didier).
+Ctrl-C calls ``stop_search``. A :class:`~lpsched.solvers.progress.Progress` receives CP-SAT's log
+(``log_callback``, with ``log_to_stdout`` off), every solution (a solution callback) and every
+new bound (``best_bound_callback``). Source: ours (OR-Tools CP-SAT, Perron and Didier).
 """
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
 
 from ..formulations.time_indexed import TimeIndexedMatrix
+from .progress import Progress
 from .result import Answer, run_interruptible
 
 __all__ = ["BuildTimeout", "build_cpsat", "solve_mip"]
@@ -106,6 +110,7 @@ def solve_mip(
     mip_gap: float = 0.0,
     threads: int | None = None,
     verbose: bool = False,
+    progress: Progress | None = None,
 ) -> Answer:
     """Build and run CP-SAT on the model of ``mat`` and map its status.
 
@@ -122,7 +127,9 @@ def solve_mip(
     threads : int, optional
         ``num_workers``.
     verbose : bool
-        ``log_search_progress``.
+        ``log_search_progress`` on the standard output (without ``progress``).
+    progress : Progress, optional
+        Receives the log (when its ``log`` is on), each solution's TEL and each new bound.
 
     Returns
     -------
@@ -175,7 +182,14 @@ def solve_mip(
     # CP-SAT's own SIGINT handler aborts the process when the solve runs in a worker thread
     # (std::bad_function_call); Python's handler and stop_search do the job instead.
     s.parameters.catch_sigint_signal = False
-    code, interrupted = run_interruptible(lambda: s.solve(model), s.stop_search, deadline)
+    callback = None
+    if progress is not None:
+        s.parameters.log_search_progress = progress.log_enabled
+        s.parameters.log_to_stdout = False
+        s.log_callback = progress.log_line
+        s.best_bound_callback = lambda b: progress.update(bound=b)
+        callback = _solution_callback(progress)
+    code, interrupted = run_interruptible(lambda: s.solve(model, callback), s.stop_search, deadline)
     text = s.status_name(code)
     known = (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE, cp_model.UNKNOWN)
     if code not in known:
@@ -204,3 +218,25 @@ def solve_mip(
         infeasible=code == cp_model.INFEASIBLE,
         status_text=text,
     )
+
+
+@functools.cache
+def _solution_callback_class() -> type:
+    from ortools.sat.python import cp_model
+
+    class SolutionsToProgress(cp_model.CpSolverSolutionCallback):
+        """Hands each CP-SAT solution's TEL and the bound at that moment to a Progress."""
+
+        def __init__(self, progress: Progress) -> None:
+            super().__init__()
+            self.progress = progress
+
+        def on_solution_callback(self) -> None:
+            self.progress.update(incumbent=self.objective_value, bound=self.best_objective_bound)
+
+    return SolutionsToProgress
+
+
+def _solution_callback(progress: Progress):
+    """A ``CpSolverSolutionCallback`` feeding ``progress`` (OR-Tools imported on first use)."""
+    return _solution_callback_class()(progress)

@@ -10,6 +10,13 @@ Every run goes through :func:`run_highs`: ``Highs.run()`` (which releases the GI
 thread, stopped at Ctrl-C through HiGHS' interrupt callbacks (``kCallbackMipInterrupt``,
 ``kCallbackSimplexInterrupt``, ``kCallbackIpmInterrupt``: ``data_in.user_interrupt``).
 
+Every ``highspy.Highs`` is made by :func:`new_highs`, silent from the start: highspy's
+constructor enables the callbacks, which prints HiGHS' banner ("Running HiGHS ...") on the C
+standard output once per process unless ``output_flag`` is already off. The log is shown only
+on request, through a :class:`~lpsched.solvers.progress.Progress` (``cbLogging``, with
+``log_to_console`` off, so it reaches Python's ``sys.stderr`` and notebook cells alike), which
+also receives the incumbent (``cbMipImprovingSolution``) and the dual bound (``cbMipInterrupt``).
+
 HiGHS checks the memory rows in floating point with a feasibility tolerance, so with
 coefficients near ``1e10`` it may accept a schedule that overflows the KV cache by a few tokens.
 :func:`solve_mip` checks its schedule in exact integer arithmetic and, when it overflows, adds
@@ -20,6 +27,7 @@ Source: ours (HiGHS: Huangfu and Hall, Math. Prog. Comp. 2018; highspy API).
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -30,10 +38,13 @@ import numpy as np
 from ..formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
 from ..formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
 from ..schedule import memory_at
+from .progress import Progress
 from .result import Answer, run_interruptible
 
 __all__ = [
     "REPAIR_ROUNDS",
+    "new_highs",
+    "attach_progress",
     "build_highs",
     "run_highs",
     "set_start",
@@ -41,11 +52,71 @@ __all__ = [
     "solve_mip",
     "solve_lp",
     "write_model",
+    "prepend_header",
 ]
 
 #: Re-solves of :func:`solve_mip` with exact cover cuts after HiGHS returned a schedule that
 #: overflows the KV cache (floating-point tolerance); one or two are typical.
 REPAIR_ROUNDS = 20
+
+
+@functools.cache
+def _quiet_highs_class() -> type:
+    import highspy
+
+    class QuietHighs(highspy.Highs):
+        """``highspy.Highs`` with ``output_flag`` off before its constructor enables the
+        callbacks (the call that would print the banner)."""
+
+        def enableCallbacks(self) -> None:
+            if not getattr(self, "_lpsched_quiet", False):
+                self._lpsched_quiet = True
+                self.setOptionValue("output_flag", False)
+            super().enableCallbacks()
+
+    return QuietHighs
+
+
+def new_highs():
+    """A ``highspy.Highs`` that prints nothing, the banner included, until ``output_flag`` is
+    switched on.
+
+    Returns
+    -------
+    highspy.Highs
+        An instance of a subclass; ``output_flag`` is False.
+
+    Notes
+    -----
+    highspy 1.16 prints "Running HiGHS ... Copyright" on the C standard output from
+    ``Highs.__init__`` (at ``setCallback``) the first time in a process, whatever is set
+    afterwards. Source: ours (checked by a subprocess test that nothing reaches fd 1 or 2).
+    """
+    return _quiet_highs_class()()
+
+
+def attach_progress(h, progress: Progress) -> None:
+    """Feed ``progress`` from the callbacks of the ``highspy.Highs`` object ``h``.
+
+    With ``progress.log_enabled`` HiGHS' log goes to :meth:`Progress.log` (``output_flag`` on,
+    ``log_to_console`` off); the incumbent TEL and the dual bound (rounds) go to
+    :meth:`Progress.update` at every improving solution and at HiGHS' interrupt checks of the
+    branch and bound. Source: ours (highspy callbacks).
+    """
+    if progress.log_enabled:
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", False)
+        h.cbLogging += lambda event: progress.log(event.message)
+
+    def improving(event) -> None:
+        progress.update(incumbent=event.data_out.objective_function_value)
+
+    def checking(event) -> None:
+        out = event.data_out
+        progress.update(incumbent=out.mip_primal_bound, bound=out.mip_dual_bound)
+
+    h.cbMipImprovingSolution += improving
+    h.cbMipInterrupt += checking
 
 
 def build_highs(
@@ -56,6 +127,7 @@ def build_highs(
     mip_gap: float = 0.0,
     threads: int | None = None,
     verbose: bool = False,
+    progress: Progress | None = None,
 ):
     """A ``highspy.Highs`` holding the model, ready to ``run()``.
 
@@ -72,16 +144,23 @@ def build_highs(
     threads : int, optional
         HiGHS ``threads`` option.
     verbose : bool, default False
-        HiGHS log on stdout.
+        HiGHS log on the C standard output (without ``progress``).
+    progress : Progress, optional
+        Receives the log (when its ``log`` is on), the incumbent and the bound
+        (:func:`attach_progress`).
 
     Returns
     -------
     highspy.Highs
+        Silent unless ``verbose`` or ``progress.log_enabled`` (:func:`new_highs`).
     """
     import highspy
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
+    h = new_highs()
+    if verbose and progress is None:
+        h.setOptionValue("output_flag", True)
+    if progress is not None:
+        attach_progress(h, progress)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     if threads is not None:
@@ -237,6 +316,7 @@ def solve_mip(
     mip_gap: float = 0.0,
     threads: int | None = None,
     verbose: bool = False,
+    progress: Progress | None = None,
     cover_cuts: int = 0,
     repair_rounds: int = REPAIR_ROUNDS,
 ) -> Answer:
@@ -249,7 +329,7 @@ def solve_mip(
         Column values of a feasible schedule, the MIP start.
     time_limit : float, optional
         Seconds for the whole call: the build, the cover-cut loop, the run and the repairs.
-    mip_gap, threads, verbose
+    mip_gap, threads, verbose, progress
         See :func:`build_highs`.
     cover_cuts : int, default 0
         Rounds of the cover-cut loop (:func:`add_cover_cuts`) before the MIP; 0 = none.
@@ -273,7 +353,12 @@ def solve_mip(
     info: dict = {}
     try:
         h = build_highs(
-            mat, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose
+            mat,
+            time_limit=time_limit,
+            mip_gap=mip_gap,
+            threads=threads,
+            verbose=verbose,
+            progress=progress,
         )
         if cover_cuts:
             info.update(add_cover_cuts(h, mat, rounds=cover_cuts))
@@ -333,7 +418,12 @@ def solve_mip(
             mat = time_indexed_matrix(mat.instance, mat.T, slack=mat.slack, aggregate=False)
             start = None if heuristic is None else mat.values_from_starts(heuristic)
             h = build_highs(
-                mat, time_limit=time_limit, mip_gap=mip_gap, threads=threads, verbose=verbose
+                mat,
+                time_limit=time_limit,
+                mip_gap=mip_gap,
+                threads=threads,
+                verbose=verbose,
+                progress=progress,
             )
             rows = MemoryRows(mat)
             cuts = overflow_cuts(rows, sol)
@@ -388,8 +478,10 @@ def _overflow_rounds(mat: TimeIndexedMatrix, start: np.ndarray) -> list[int]:
     return rounds[mem > inst.memory].tolist()
 
 
-def solve_lp(mat: TimeIndexedMatrix, time_limit: float | None = None) -> tuple[float, np.ndarray]:
-    """Solve the LP relaxation of ``mat`` with HiGHS.
+def solve_lp(
+    mat: TimeIndexedMatrix, time_limit: float | None = None, progress: Progress | None = None
+) -> tuple[float, np.ndarray]:
+    """Solve the LP relaxation of ``mat`` with HiGHS (``progress``: see :func:`build_highs`).
 
     Returns
     -------
@@ -407,7 +499,7 @@ def solve_lp(mat: TimeIndexedMatrix, time_limit: float | None = None) -> tuple[f
     """
     import highspy
 
-    h = build_highs(mat, relax=True, time_limit=time_limit)
+    h = build_highs(mat, relax=True, time_limit=time_limit, progress=progress)
     if run_highs(h):
         raise KeyboardInterrupt
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -424,6 +516,7 @@ def write_model(
     *,
     relax: bool = False,
     format: str | None = None,
+    header: list[str] | None = None,
 ) -> None:
     """Write the model of ``mat`` (the MIP, or with ``relax`` its LP relaxation) with HiGHS'
     own writer.
@@ -438,6 +531,8 @@ def write_model(
     relax : bool, default False
     format : {"lp", "mps"}, optional
         Default: the suffix of ``path``.
+    header : list of str, optional
+        Comment lines put at the top of the file (:func:`prepend_header`).
 
     Raises
     ------
@@ -460,6 +555,8 @@ def write_model(
         if status == highspy.HighsStatus.kError or not tmp.is_file():
             what = "wrote no file" if not tmp.is_file() else f"returned {status}"
             raise OSError(f"{target}: cannot write the model: HiGHS {what}")
+        if header:
+            prepend_header(tmp, fmt, header)
         os.replace(tmp, target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -469,3 +566,32 @@ def write_model(
     except BaseException:  # Ctrl-C: no partial file either
         tmp.unlink(missing_ok=True)
         raise
+
+
+def prepend_header(path: str | os.PathLike[str], fmt: str, lines: list[str]) -> None:
+    """Put ``lines`` as comments at the head of the LP or MPS file ``path``.
+
+    Parameters
+    ----------
+    path : path-like
+        A file just written (rewritten in place: read, then written whole).
+    fmt : {"lp", "mps"}
+        ``lp``: each line starts with a backslash (the CPLEX LP comment), at the top; ``mps``:
+        with ``*`` (an MPS comment line), after the ``NAME`` line when the file starts with
+        one. Both are skipped by the LP and MPS readers of HiGHS and CPLEX.
+    lines : list of str
+        One comment per entry, without line ends.
+
+    Notes
+    -----
+    Source: ours (comment syntax of the CPLEX LP and MPS formats).
+    """
+    mark = "\\ " if fmt == "lp" else "* "
+    p = Path(path)
+    body = p.read_text()
+    comment = "".join(f"{mark}{line}\n" for line in lines)
+    if fmt == "mps" and body.startswith("NAME"):  # keep NAME first for strict MPS readers
+        first, _, rest = body.partition("\n")
+        p.write_text(f"{first}\n{comment}{rest}")
+    else:
+        p.write_text(comment + body)

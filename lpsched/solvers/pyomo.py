@@ -4,12 +4,15 @@ by HiGHS through Pyomo's ``appsi_highs`` interface, for the MIP and the LP relax
 Slower to build than the matrix path (:mod:`.highs`), but it is the model the ``models/`` files
 and the LP/MPS export show, so solving it directly cross-checks the matrix build. The solve runs
 in a worker thread (:func:`~lpsched.solvers.result.run_interruptible`); Ctrl-C cancels it
-through appsi's ``highspy.Highs`` object, whose interrupt callbacks appsi enables.
+through appsi's ``highspy.Highs`` object, whose interrupt callbacks appsi enables. With a
+:class:`~lpsched.solvers.progress.Progress` whose ``log`` is on, the log appsi streams to
+``sys.stdout`` is handed to it instead (incumbent and bound are known only at the end).
 Source: ours (Pyomo, Bynum et al. 2021; appsi HiGHS interface).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -18,6 +21,7 @@ import numpy as np
 from ..formulations.horizon import Horizon
 from ..formulations.time_indexed import build_model, starts_from_pyomo
 from ..instance import Instance
+from .progress import Progress
 from .result import Answer, run_interruptible
 
 __all__ = ["appsi_highs", "solve_mip", "solve_lp"]
@@ -71,6 +75,7 @@ def solve_mip(
     time_limit: float | None = None,
     mip_gap: float = 0.0,
     verbose: bool = False,
+    progress: Progress | None = None,
     info: dict[str, Any] | None = None,
 ) -> Answer:
     """Build the Pyomo MIP at horizon ``hz`` and solve it with ``appsi_highs``.
@@ -85,6 +90,8 @@ def solve_mip(
         Seconds for the build and the solve together (HiGHS gets what the build left).
     mip_gap, verbose
         See :func:`appsi_highs`.
+    progress : Progress, optional
+        Receives the HiGHS log when its ``log`` is on, and the final incumbent and bound.
     info : dict, optional
         Receives the model size (``columns``, ``rows``, ``nonzeros``).
 
@@ -126,9 +133,13 @@ def solve_mip(
             limit_reached=True,
             status_text="time limit reached by the end of the build",
         )
-    opt = appsi_highs(remaining, mip_gap, verbose, warm_start)
-    res, interrupted = run_interruptible(lambda: opt.solve(m), lambda: _cancel(opt))
+    log = progress is not None and progress.log_enabled
+    opt = appsi_highs(remaining, mip_gap, verbose or log, warm_start)
+    with contextlib.redirect_stdout(_LogStream(progress)) if log else contextlib.nullcontext():
+        res, interrupted = run_interruptible(lambda: opt.solve(m), lambda: _cancel(opt))
     tc = res.termination_condition
+    if progress is not None:
+        progress.update(incumbent=res.best_feasible_objective, bound=res.best_objective_bound)
     start: np.ndarray | None = None
     if res.best_feasible_objective is not None:
         res.solution_loader.load_vars()
@@ -142,6 +153,21 @@ def solve_mip(
         infeasible=tc == TC.infeasible and not interrupted,
         status_text=str(tc),
     )
+
+
+class _LogStream:
+    """A text stream whose writes go to :meth:`Progress.log` (appsi streams to ``sys.stdout``)."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+
+    def write(self, text: str) -> int:
+        if self.progress is not None:
+            self.progress.log(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
 
 
 def _cancel(opt) -> None:

@@ -12,7 +12,26 @@
 
 The horizon is ``min(T1, T2)`` with per-request start windows (:func:`exact_horizon`; the
 argument is in :mod:`lpsched.formulations.horizon`); a caller's horizon below that is refused
-with :class:`~lpsched.formulations.horizon.HorizonError`. Model-size limits are named once here.
+with :class:`~lpsched.formulations.horizon.HorizonError`.
+
+Model-size limits (named once here; the README's "Limits" paragraph repeats this table). A model
+above its limit is refused before any memory is spent on it, with
+:class:`~lpsched.solvers.result.LPTooLargeError` naming the size, the horizon, the limit and how to
+raise it: ``max_nonzeros=`` in Python, ``--max-nonzeros N`` on ``lpsched exact``, ``bound``,
+``export`` and ``schedule`` (for ``sorted-lp``)::
+
+    name                  default      what it limits (constraint-matrix non-zeros)
+    LP_MAX_NONZEROS       20,000,000   any model built: solve_exact, solve_lp, lp_bound,
+                                       best_bound(method="lp"), export_model(backend="highs"),
+                                       Sorted-LP (about 0.5 GB)
+    AUTO_LP_MAX_NONZEROS   5,000,000   best_bound(method="auto") tries the LP only up to this,
+                                       else it gives the combinatorial bound
+    PYOMO_MAX_NONZEROS     2,000,000   models built through Pyomo: export_model(backend="pyomo"),
+                                       solve_exact(backend="pyomo"), lp_bound(backend="pyomo")
+                                       (about 1 kB of memory per non-zero)
+    MAX_HORIZON            1,000,000   horizon T in rounds (one memory row each); not settable
+
+``max_nonzeros=None`` (the default everywhere) means the row's default for that call.
 
 Arrivals may start anywhere (epoch seconds mapped to rounds): every function here works on the
 time axis shifted by the earliest arrival ``a_min = min_i a_i`` (``a_i - a_min``), which changes
@@ -24,6 +43,11 @@ The options are checked before any work: ``time_limit`` None or a finite number 
 (:class:`ValueError` naming the option and its range). ``time_limit`` covers the whole call.
 Ctrl-C stops a running solver and :func:`solve_exact` raises
 :class:`~lpsched.solvers.result.SolveInterrupted` with the best schedule and bound so far.
+
+Nothing is printed (the HiGHS banner included) unless asked: ``verbose=True`` writes the
+solver log and an incumbent / bound / gap line every 2 s on standard error, and a
+:class:`~lpsched.solvers.progress.Progress` passed as ``progress=`` receives the same updates
+(the command line's live line, ``lpsched exact -v``).
 
 Source: SPEC section 3; the reporting rules follow PyJobShop's result object (ours otherwise).
 """
@@ -45,6 +69,7 @@ from ..instance import Instance
 from ..policies.local_search import best_heuristic, improve_schedule
 from ..schedule import Schedule
 from . import cpsat, highs, pyomo
+from .progress import Progress
 from .result import (
     Answer,
     BoundResult,
@@ -65,6 +90,7 @@ __all__ = [
     "AUTO_LP_MAX_NONZEROS",
     "MAX_HORIZON",
     "PYOMO_MAX_NONZEROS",
+    "RAISE_LIMIT",
     "check_max_nonzeros",
     "check_time_limit",
     "check_mip_gap",
@@ -79,7 +105,8 @@ __all__ = [
 ]
 
 #: Exact back ends of :func:`solve_exact`: name -> ``solve_mip(mat, *, start, time_limit,
-#: mip_gap, threads, verbose, **options) -> Answer``. A new back end is one module and one line.
+#: mip_gap, threads, verbose, progress, **options) -> Answer`` (``progress`` a
+#: :class:`~lpsched.solvers.progress.Progress` or None). A new back end is one module and one line.
 SOLVERS: dict[str, Callable[..., Answer]] = {
     "highs": highs.solve_mip,
     "cpsat": cpsat.solve_mip,
@@ -97,6 +124,8 @@ AUTO_LP_MAX_NONZEROS = 5_000_000
 MAX_HORIZON = 1_000_000
 #: Largest model built through Pyomo (about 1 kB of memory per non-zero).
 PYOMO_MAX_NONZEROS = 2_000_000
+#: How every size message says to raise a limit.
+RAISE_LIMIT = "raise it with --max-nonzeros, or max_nonzeros= in Python"
 
 
 def check_max_nonzeros(value: int | None, default: int = LP_MAX_NONZEROS) -> int:
@@ -211,22 +240,31 @@ def _refuse_if_surely_too_large(instance: Instance, max_nonzeros: int) -> None:
     ``T2 >= horizon_t2(LB)`` and every start window has slack ``>= LB - sum o``."""
     lb = combinatorial_bound(instance)
     t_lo = min(horizon_t1(instance), horizon_t2(instance, lb))
-    _check_size(instance, t_lo, lb - int(instance.decode.sum()), max_nonzeros)
+    _check_size(instance, t_lo, lb - int(instance.decode.sum()), max_nonzeros, at_least=True)
 
 
-def _check_size(instance: Instance, T: int, slack: int | None, max_nonzeros: int) -> None:
+def _check_size(
+    instance: Instance, T: int, slack: int | None, max_nonzeros: int, at_least: bool = False
+) -> None:
+    """Refuse a model above a limit of the module docstring's table (the message says which,
+    and how to raise it); ``at_least``: ``T`` is the smallest horizon the tight rule could
+    choose, so the model has at least this size."""
     if T > MAX_HORIZON:
         raise LPTooLargeError(
             f"{instance.name}: the time-indexed model needs horizon T = {T:,} rounds (one "
-            f"memory row each), above the limit of {MAX_HORIZON:,}; use the combinatorial "
-            "bound (lpsched.bounds)"
+            f"memory row each), above the limit MAX_HORIZON = {MAX_HORIZON:,}, which is fixed"
         )
     cols, nnz = matrix_size(instance, T, slack)
     if nnz > max_nonzeros:
+        size = (
+            f"needs at least {nnz:,} non-zeros ({cols:,} columns at the smallest horizon "
+            f"possible, T = {T:,})"
+            if at_least
+            else f"has {nnz:,} non-zeros ({cols:,} columns) at horizon T = {T:,}"
+        )
         raise LPTooLargeError(
-            f"{instance.name}: the time-indexed model at horizon T = {T} has {cols:,} columns "
-            f"and {nnz:,} non-zeros, above the limit of {max_nonzeros:,}; use the "
-            "combinatorial bound (lpsched.bounds) or raise max_nonzeros"
+            f"{instance.name}: the time-indexed model {size}, above the limit of "
+            f"{max_nonzeros:,} ({RAISE_LIMIT})"
         )
 
 
@@ -287,8 +325,9 @@ def solve_exact(
     threads: int | None = None,
     local_search: int = 4000,
     cover_cuts: int = 0,
-    max_nonzeros: int | None = LP_MAX_NONZEROS,
+    max_nonzeros: int | None = None,
     verbose: bool = False,
+    progress: Progress | None = None,
 ) -> ExactResult:
     """Solve the time-indexed MIP of SPEC section 3: the optimal TEL, or a bound and a gap.
 
@@ -332,12 +371,18 @@ def solve_exact(
         Rounds of GUB-cover cuts on the memory rows (:mod:`lpsched.formulations.cuts`) added
         to the HiGHS model in a cut loop on its LP before the MIP; 0 = none (HiGHS' own cuts
         only). Matrix backend and HiGHS only.
-    max_nonzeros : int or None, default LP_MAX_NONZEROS
-        Largest model to build (a positive integer; None: the default); a larger one is
-        refused before any memory is spent on it (checked first with the smallest horizon
-        the tight rule could choose, then exactly).
-    verbose : bool
-        Solver log on stdout.
+    max_nonzeros : int or None
+        Largest model to build (a positive integer); None: :data:`LP_MAX_NONZEROS`, or
+        :data:`PYOMO_MAX_NONZEROS` with ``backend="pyomo"``. A larger one is refused before
+        any memory is spent on it (checked first with the smallest horizon the tight rule
+        could choose, then exactly).
+    verbose : bool, default False
+        Without ``progress``: the solver log and an incumbent / bound / gap line every 2 s on
+        standard error (otherwise nothing is printed).
+    progress : Progress, optional
+        Receives the stage (``heuristic``, ``build``, ``solve``), the heuristic's TEL, the
+        combinatorial bound and the solver's incumbents, bounds and log; the caller starts
+        and closes it.
 
     Returns
     -------
@@ -373,18 +418,42 @@ def solve_exact(
         raise ValueError("the pyomo backend solves with HiGHS only")
     if cover_cuts and (solver != "highs" or backend != "matrix"):
         raise ValueError("cover_cuts needs solver='highs' and backend='matrix'")
-    max_nonzeros = check_max_nonzeros(max_nonzeros)
+    max_nonzeros = check_max_nonzeros(
+        max_nonzeros, PYOMO_MAX_NONZEROS if backend == "pyomo" else LP_MAX_NONZEROS
+    )
     time_limit = check_time_limit(time_limit)
     mip_gap = check_mip_gap(mip_gap)
     threads = check_threads(threads)
+    if progress is None and verbose:
+        with Progress("lines", log=True, label=f"exact {solver}") as own:
+            return solve_exact(
+                instance,
+                solver,
+                time_limit,
+                mip_gap,
+                warm_start,
+                horizon=horizon,
+                windows=windows,
+                aggregate=aggregate,
+                backend=backend,
+                threads=threads,
+                local_search=local_search,
+                cover_cuts=cover_cuts,
+                max_nonzeros=max_nonzeros,
+                progress=own,
+            )
+    report = progress if progress is not None else Progress("quiet")
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     original, (instance, shift) = instance, shift_arrivals(instance)
     _refuse_if_surely_too_large(instance, max_nonzeros)
+    report.set_stage("heuristic")
+    report.update(bound=combinatorial_bound(instance))
     try:
         sched = best_heuristic(instance)
     except KeyboardInterrupt:
         raise SolveInterrupted(_before_any_schedule(instance, solver, t0, shift)) from None
+    report.update(incumbent=sched.tel)
     interrupted = False
     if local_search > 0:
         budget = 5.0 if time_limit is None else min(5.0, time_limit / 4)
@@ -392,6 +461,8 @@ def solve_exact(
             sched = improve_schedule(instance, sched, local_search, time_limit=budget)
         except KeyboardInterrupt:  # keep the list policies' schedule
             interrupted = True
+        report.update(incumbent=sched.tel)
+    report.set_stage("build")
     hz = _horizon_of(instance, sched, horizon, windows)
     if not interrupted:
         _check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
@@ -415,7 +486,7 @@ def solve_exact(
             warm_start=warm_start,
             time_limit=_remaining(deadline),
             mip_gap=mip_gap,
-            verbose=verbose,
+            progress=progress,
             info=info,
         )
     elif answer is None:
@@ -433,13 +504,15 @@ def solve_exact(
             answer = Answer(None, None, limit_reached=True, status_text="time limit reached")
         if answer is None:
             options = {"cover_cuts": cover_cuts} if cover_cuts else {}
+            report.set_stage("solve")
             answer = SOLVERS[solver](
                 mat,
                 start=start_x,
                 time_limit=left,
                 mip_gap=mip_gap,
                 threads=threads,
-                verbose=verbose,
+                verbose=False,
+                progress=progress,  # None: no callbacks at all (they cost a little)
                 **options,
             )
     build_s = prep_s + answer.build_s
@@ -456,6 +529,8 @@ def solve_exact(
         info=info,
     )
     res = _unshift(res, original, shift)
+    report.set_stage(str(res.status))
+    report.update(incumbent=res.objective, bound=res.bound)
     if answer.interrupted:
         raise SolveInterrupted(res)
     return res
@@ -491,8 +566,9 @@ def solve_lp(
     *,
     windows: bool | None = None,
     aggregate: bool = True,
-    max_nonzeros: int | None = LP_MAX_NONZEROS,
+    max_nonzeros: int | None = None,
     time_limit: float | None = None,
+    progress: Progress | None = None,
 ) -> LPSolution:
     """Solve the LP relaxation of the time-indexed model with HiGHS (the fast matrix path).
 
@@ -513,6 +589,8 @@ def solve_lp(
         default :data:`LP_MAX_NONZEROS`).
     time_limit : float, optional
         Seconds for HiGHS: None or a finite number ``> 0``.
+    progress : Progress, optional
+        Receives the stage and HiGHS' log (when its ``log`` is on).
 
     Returns
     -------
@@ -545,11 +623,19 @@ def solve_lp(
     instance, shift = shift_arrivals(instance)
     if windows is None:
         windows = horizon is None
+    if progress is not None:
+        progress.set_stage("heuristic")
     hz = exact_horizon(instance, horizon, windows)
     _check_size(instance, hz.T, hz.slack, max_nonzeros)
+    if progress is not None:
+        progress.set_stage("build")
     mat = time_indexed_matrix(instance, hz, aggregate=aggregate)
     build_s = time.perf_counter() - t0
-    value, x = highs.solve_lp(mat, time_limit)
+    if progress is not None:
+        progress.set_stage("LP")
+    value, x = highs.solve_lp(mat, time_limit, progress)
+    if progress is not None:
+        progress.update(bound=value)
     solve_s = time.perf_counter() - t0 - build_s
     return LPSolution(value=value, x=x, matrix=mat, build_s=build_s, solve_s=solve_s, shift=shift)
 
@@ -560,8 +646,9 @@ def lp_bound(
     *,
     windows: bool | None = None,
     backend: str = "matrix",
-    max_nonzeros: int | None = LP_MAX_NONZEROS,
+    max_nonzeros: int | None = None,
     time_limit: float | None = None,
+    progress: Progress | None = None,
 ) -> BoundResult:
     """The LP relaxation's value: a lower bound on the optimal TEL (rounds).
 
@@ -578,9 +665,12 @@ def lp_bound(
     backend : {"matrix", "pyomo"}
         ``matrix`` (fast, HiGHS via highspy) or the reference Pyomo model (``appsi_highs``).
     max_nonzeros : int or None
-        Size limit (:class:`LPTooLargeError` above it); a positive integer, None: the default.
+        Size limit (:class:`LPTooLargeError` above it); a positive integer, None: the default
+        (:data:`LP_MAX_NONZEROS`, :data:`PYOMO_MAX_NONZEROS` with ``backend="pyomo"``).
     time_limit : float, optional
         Seconds for HiGHS: None or a finite number ``> 0``.
+    progress : Progress, optional
+        See :func:`solve_lp` (matrix backend).
 
     Returns
     -------
@@ -593,12 +683,19 @@ def lp_bound(
     HorizonError, LPTooLargeError, RuntimeError, ValueError, KeyboardInterrupt
         As :func:`solve_lp`.
     """
-    max_nonzeros = check_max_nonzeros(max_nonzeros)
+    max_nonzeros = check_max_nonzeros(
+        max_nonzeros, PYOMO_MAX_NONZEROS if backend == "pyomo" else LP_MAX_NONZEROS
+    )
     time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
     if backend == "matrix":
         sol = solve_lp(
-            instance, horizon, windows=windows, max_nonzeros=max_nonzeros, time_limit=time_limit
+            instance,
+            horizon,
+            windows=windows,
+            max_nonzeros=max_nonzeros,
+            time_limit=time_limit,
+            progress=progress,
         )
         mat = sol.matrix
         return BoundResult(
@@ -636,7 +733,8 @@ def best_bound(
     time_limit: float | None = 60.0,
     *,
     method: str = "auto",
-    max_nonzeros: int | None = AUTO_LP_MAX_NONZEROS,
+    max_nonzeros: int | None = None,
+    progress: Progress | None = None,
 ) -> BoundResult:
     """The best lower bound affordable in ``time_limit`` seconds, saying which it is.
 
@@ -651,8 +749,12 @@ def best_bound(
         ``auto``: the LP relaxation when its matrix has at most ``max_nonzeros`` non-zeros
         and HiGHS solves it within ``time_limit``, else the combinatorial bound; the larger of
         the LP and the combinatorial value is returned. The others force one method.
-    max_nonzeros : int or None, default AUTO_LP_MAX_NONZEROS
-        Size above which ``auto`` does not try the LP (see ``benchmarks/bench_exact.py``).
+    max_nonzeros : int or None
+        Size limit of the LP: above it ``auto`` gives the combinatorial bound and ``lp``
+        raises. None: :data:`AUTO_LP_MAX_NONZEROS` for ``auto`` (see
+        ``benchmarks/bench_exact.py``), :data:`LP_MAX_NONZEROS` for ``lp``.
+    progress : Progress, optional
+        See :func:`solve_lp`.
 
     Returns
     -------
@@ -664,14 +766,16 @@ def best_bound(
     ------
     ValueError
         Unknown method; ``time_limit`` out of range. ``method="lp"`` raises
-        :class:`~lpsched.solvers.result.LPTooLargeError` above :data:`LP_MAX_NONZEROS` and
+        :class:`~lpsched.solvers.result.LPTooLargeError` above ``max_nonzeros`` and
         ``RuntimeError`` on an LP time-out.
     KeyboardInterrupt
         Ctrl-C during the LP solve (HiGHS is stopped first).
     """
     if method not in BOUND_METHODS:
         raise ValueError(f"unknown bound method {method!r}; choose from {', '.join(BOUND_METHODS)}")
-    max_nonzeros = check_max_nonzeros(max_nonzeros, AUTO_LP_MAX_NONZEROS)
+    max_nonzeros = check_max_nonzeros(
+        max_nonzeros, LP_MAX_NONZEROS if method == "lp" else AUTO_LP_MAX_NONZEROS
+    )
     time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
     instance, _ = shift_arrivals(instance)
@@ -686,16 +790,21 @@ def best_bound(
     if method == "combinatorial":
         return comb
     if method == "lp":
-        return lp_bound(instance, max_nonzeros=LP_MAX_NONZEROS, time_limit=time_limit)
-    _, nnz_t1 = matrix_size(instance, horizon_t1(instance))
+        return lp_bound(
+            instance, max_nonzeros=max_nonzeros, time_limit=time_limit, progress=progress
+        )
     reason = None
-    if nnz_t1 > 20 * max_nonzeros:  # even the tight horizon cannot shrink it enough
-        reason = f"LP too large ({nnz_t1:,} non-zeros at T1 > {max_nonzeros:,})"
+    try:  # before the heuristic: even the smallest horizon possible is too large
+        _refuse_if_surely_too_large(instance, max_nonzeros)
+    except LPTooLargeError as exc:
+        reason = f"LP too large: {exc}"
     else:
         try:
-            lp = lp_bound(instance, max_nonzeros=max_nonzeros, time_limit=time_limit)
+            lp = lp_bound(
+                instance, max_nonzeros=max_nonzeros, time_limit=time_limit, progress=progress
+            )
         except LPTooLargeError as exc:
-            reason = f"LP too large ({exc})"
+            reason = f"LP too large: {exc}"
         except RuntimeError as exc:
             within = "" if time_limit is None else f" in {time_limit:g} s"
             reason = f"LP not solved{within} ({exc})"
@@ -721,6 +830,9 @@ def export_model(
     relax: bool = False,
     horizon: int | None = None,
     backend: str = "pyomo",
+    max_nonzeros: int | None = None,
+    local_search: int = 4000,
+    info: dict[str, Any] | None = None,
 ) -> Path:
     """Write the time-indexed model (SPEC section 3) as an LP or MPS file for any solver.
 
@@ -738,11 +850,21 @@ def export_model(
         Write the LP relaxation instead of the MIP.
     horizon : int, optional
         ``T`` in rounds after the earliest arrival; default ``min(T1, T2)`` with start
-        windows. Must be ``>= min(T1, T2)``.
+        windows, ``UB`` from the same heuristic as :func:`solve_exact` (list policies and
+        ``local_search`` moves within 5 s), hence the same ``T`` as ``lpsched exact``.
+        Must be ``>= min(T1, T2)``.
     backend : {"pyomo", "highs"}
         ``pyomo``: the reference model with its names (``x[i,k]``, ``assign[i]``,
         ``memory[t]``), for small and medium instances. ``highs``: the matrix build written
         by HiGHS (generic names, fast for large instances).
+    max_nonzeros : int or None
+        Size limit; None: :data:`PYOMO_MAX_NONZEROS` (``pyomo``) or :data:`LP_MAX_NONZEROS`
+        (``highs``).
+    local_search : int, default 4000
+        Moves of the local search behind ``UB`` (as :func:`solve_exact`); 0: list policies.
+    info : dict, optional
+        Receives ``horizon``, ``T1``, ``T2``, ``heuristic_tel`` (rounds), ``time_shift``
+        and ``windows``; the same facts head the file as comment lines.
 
     Returns
     -------
@@ -754,8 +876,7 @@ def export_model(
     ValueError
         Unknown format or backend. :class:`HorizonError` for a too short horizon.
     LPTooLargeError
-        The model would have more than ``PYOMO_MAX_NONZEROS`` (backend ``pyomo``, which needs
-        about 1 kB of memory per non-zero) or ``LP_MAX_NONZEROS`` (``highs``) non-zeros.
+        The model would have more than ``max_nonzeros`` non-zeros (module docstring).
     OSError
         Naming ``path``: its folder does not exist or cannot be written, or the writer failed.
     """
@@ -767,14 +888,37 @@ def export_model(
     p = Path(path)
     if not p.parent.is_dir():
         raise OSError(f"{p}: cannot write the model: no folder {p.parent}")
-    limit = LP_MAX_NONZEROS if backend == "highs" else PYOMO_MAX_NONZEROS
-    instance, _ = shift_arrivals(instance)
+    limit = check_max_nonzeros(
+        max_nonzeros, LP_MAX_NONZEROS if backend == "highs" else PYOMO_MAX_NONZEROS
+    )
+    original = instance
+    instance, shift = shift_arrivals(instance)
     _refuse_if_surely_too_large(instance, limit)
-    hz = exact_horizon(instance, horizon, windows=horizon is None)
-    _check_size(instance, hz.T, hz.slack if horizon is None else None, limit)
+    sched = best_heuristic(instance)
+    if local_search > 0:
+        sched = improve_schedule(instance, sched, local_search, time_limit=5.0)
+    windows = horizon is None
+    hz = _horizon_of(instance, sched, horizon, windows)
+    _check_size(instance, hz.T, hz.slack if windows else None, limit)
+    facts = {
+        "horizon": hz.T,
+        "T1": hz.T1,
+        "T2": hz.T2,
+        "heuristic_tel": hz.upper_bound,
+        "time_shift": shift,
+        "windows": windows,
+    }
+    if info is not None:
+        info.update(facts)
+    header = [
+        f"lpsched {'LP relaxation' if relax else 'MIP'} of {original.name}: n = {instance.n}, "
+        f"M = {instance.memory}",
+        f"horizon T = {hz.T} (T1 = {hz.T1}, T2 = {hz.T2}, heuristic TEL {hz.upper_bound}"
+        f"{', start windows' if windows else ''}); start k is round k + {shift}",
+    ]
     if backend == "highs":
         mat = time_indexed_matrix(instance, hz, aggregate=False)
-        highs.write_model(mat, p, relax=relax, format=fmt)
+        highs.write_model(mat, p, relax=relax, format=fmt, header=header)
         return p
     from pyomo.opt import ProblemFormat
 
@@ -785,6 +929,7 @@ def export_model(
         m.write(str(tmp), format=pformat, io_options={"symbolic_solver_labels": True})
         if not tmp.is_file():
             raise OSError("Pyomo wrote no file")
+        highs.prepend_header(tmp, fmt, header)
         os.replace(tmp, p)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

@@ -12,6 +12,6 @@ def test_headline_small(tmp_path):
     assert "FCFS / Sorted-F" in table and "4.87" in table
     with (tmp_path / "headline.csv").open() as fh:
         rows = list(csv.DictReader(fh))
-    assert len(rows) == 7 and {r["policy"] for r in rows} >= {"fcfs", "sorted-f"}
+    assert len(rows) == 9 and {r["policy"] for r in rows} >= {"fcfs", "sorted-f", "vllm"}
     lat = {r["policy"]: float(r["mean_latency"]) for r in rows}
     assert f"{lat['fcfs'] / lat['sorted-f']:.2f}" in table

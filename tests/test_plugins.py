@@ -1,0 +1,295 @@
+"""Plug-in policies reach the command line and the sweep workers: an installed package's entry
+point (group ``lpsched.policies``), and ``--import MODULE`` of a module that calls
+``register_policy``.
+
+The installed package is ``tests/plugin_pkg`` (``lpsched-lpf``, policy ``lpf``: longest prefill
+first), built and installed by pip offline into a folder of its own that the subprocesses get on
+``PYTHONPATH``: the same discovery as site-packages (``importlib.metadata`` reads its
+``entry_points.txt``), without touching the environment other tests run in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lpsched.cli import main
+from lpsched.executor import execute
+from lpsched.generators.workloads import generate
+from lpsched.io import read_instance
+from lpsched.policies import registry
+from lpsched.policies.registry import POLICIES, PluginError, load_plugins, parse_policy
+
+ROOT = Path(__file__).resolve().parents[1]
+INST_FILE = ROOT / "instances" / "exact" / "mix10-s1.json"
+INST = read_instance(INST_FILE)
+LPSCHED = Path(sys.executable).with_name("lpsched")  # the console script of this environment
+LPF = np.argsort(-INST.prefill, kind="stable")  # longest prefill first, ties by index
+#: TEL of longest prefill first on mix10-s1, strict and with backfill, from the executor
+LPF_TEL = execute(INST, LPF).tel, execute(INST, LPF, backfill=True).tel
+
+MODULE = """
+import numpy as np
+import lpsched
+
+def shortest_prefill_first(instance):
+    return np.argsort(instance.prefill, kind="stable")
+
+lpsched.register_policy("spf", shortest_prefill_first, "shortest prefill first")
+"""
+SPF = np.argsort(INST.prefill, kind="stable")
+
+
+def _run(args, cwd, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", registry.PLUGINS_ENV)}
+    env.update(env_extra or {})
+    return subprocess.run(
+        [str(LPSCHED), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    """Undo the policies, tried plug-ins, ``sys.path`` and ``LPSCHED_PLUGINS`` a test leaves."""
+    policies, loaded = dict(POLICIES), set(registry._loaded)
+    monkeypatch.delenv(registry.PLUGINS_ENV, raising=False)
+    monkeypatch.setattr(sys, "path", [*sys.path])
+    yield
+    POLICIES.clear()
+    POLICIES.update(policies)
+    registry._loaded.clear()
+    registry._loaded.update(loaded)
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory):
+    """``tests/plugin_pkg`` installed by pip (no network, no build isolation) into a folder of
+    its own; the source is copied first so that the build leaves nothing in the checkout."""
+    if not LPSCHED.exists():
+        pytest.skip(f"no console script {LPSCHED} in this environment")
+    tmp = tmp_path_factory.mktemp("plugin")
+    src, site = tmp / "src", tmp / "site"
+    shutil.copytree(ROOT / "tests" / "plugin_pkg", src)
+    cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation"]
+    res = subprocess.run(
+        [*cmd, "--no-index", "--quiet", "--target", str(site), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if res.returncode != 0:
+        pytest.skip(f"pip cannot build and install tests/plugin_pkg offline: {res.stderr[-800:]}")
+    return site
+
+
+# ------------------------------------------------------------------ the installed package
+
+
+def test_installed_plugin_runs_from_the_command_line(plugin_site, tmp_path):
+    res = _run(
+        ["run", str(INST_FILE), "--policies", "lpf,lpf+backfill,mcsf", "--json"],
+        tmp_path,
+        {"PYTHONPATH": str(plugin_site)},
+    )
+    assert res.returncode == 0, res.stderr
+    tel = {r["policy"]: r["tel"] for r in json.loads(res.stdout)["results"]}
+    assert (tel["lpf"], tel["lpf+backfill"]) == LPF_TEL
+    assert LPF_TEL == (127, 93)  # recorded once from the executor; a change is a regression
+
+
+def test_installed_plugin_is_listed_and_absent_without_the_package(plugin_site, tmp_path):
+    res = _run(["policies"], tmp_path, {"PYTHONPATH": str(plugin_site)})
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if x.startswith("lpf "))
+    assert line.split(None, 1)[1] == (
+        "Longest prefill first: requests by prefill length s_i, longest first, ties by index. "
+        "[plug-in lpsched-lpf 0.1.0]"
+    )
+    res = _run(["run", str(INST_FILE), "--policies", "lpf"], tmp_path)
+    assert res.returncode == 2 and "unknown policy 'lpf'" in res.stderr
+
+
+def test_installed_plugin_reaches_sweep_workers(plugin_site, tmp_path):
+    """A sweep that takes policy names, on two worker processes (forkserver): each worker
+    finds the entry point on its own first look-up of ``lpf``."""
+    script = tmp_path / "sweep.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, sys
+            from lpsched.experiments.headline import policy_comparison
+
+            if __name__ == "__main__":
+                rows = policy_comparison(sys.argv[1], "plug", ["mix-80-20"], [16492], [0, 1],
+                                         n=30, policies=("mcsf", "lpf"), workers=2,
+                                         progress=False)
+                print(json.dumps([[r["seed"], r["policy"], int(r["tel"])] for r in rows]))
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k != registry.PLUGINS_ENV}
+    env["PYTHONPATH"] = str(plugin_site)
+    res = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    got = {(s, p): tel for s, p, tel in json.loads(res.stdout.splitlines()[-1])}
+    for seed in (0, 1):
+        inst = generate("mix-80-20", 30, 16492, seed=seed)
+        assert (
+            got[(str(seed), "lpf")] == execute(inst, np.argsort(-inst.prefill, kind="stable")).tel
+        )
+
+
+# ------------------------------------------------------------------ --import MODULE
+
+
+def test_import_option_from_pythonpath_and_current_directory(tmp_path):
+    mods, elsewhere = tmp_path / "mods", tmp_path / "elsewhere"
+    mods.mkdir()
+    elsewhere.mkdir()
+    (mods / "my_spf.py").write_text(MODULE)
+    args = ["run", str(INST_FILE), "--import", "my_spf", "--policies", "spf,spf+backfill", "--json"]
+    expected = {
+        "spf": execute(INST, SPF).tel,
+        "spf+backfill": execute(INST, SPF, backfill=True).tel,
+    }
+    for cwd, extra in ((elsewhere, {"PYTHONPATH": str(mods)}), (mods, {})):
+        res = _run(args, cwd, extra)
+        assert res.returncode == 0, res.stderr
+        assert {r["policy"]: r["tel"] for r in json.loads(res.stdout)["results"]} == expected
+    res = _run(["schedule", str(INST_FILE), "--policy", "spf", "--import", "my_spf"], mods)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["tel"] == expected["spf"]
+    res = _run(["policies", "--import", "my_spf"], mods)
+    listed = dict(line.split(None, 1) for line in res.stdout.splitlines())
+    assert listed["spf"] == "shortest prefill first"
+
+
+def test_import_option_reaches_sweep_workers(tmp_path):
+    """``import_plugins`` (what ``--import`` calls) names the module in ``LPSCHED_PLUGINS``, so
+    forkserver workers import it on their first look-up; without that variable they fail."""
+    (tmp_path / "my_spf.py").write_text(MODULE)
+    script = tmp_path / "sweep.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, os, sys
+            from lpsched.experiments.engine import SweepWorkerError
+            from lpsched.experiments.headline import policy_comparison
+            from lpsched.policies.registry import import_plugins
+
+            if __name__ == "__main__":
+                import_plugins(["my_spf"])
+                if sys.argv[2] == "drop":
+                    del os.environ["LPSCHED_PLUGINS"]
+                rows = policy_comparison(sys.argv[1], "plug", ["mix-80-20"], [16492], [0, 1],
+                                         n=30, policies=("spf",), workers=2, progress=False)
+                print(json.dumps([[r["seed"], int(r["tel"])] for r in rows]))
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", registry.PLUGINS_ENV)}
+
+    def sweep(mode):
+        return subprocess.run(
+            [sys.executable, str(script), str(tmp_path / mode), mode],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    res = sweep("keep")
+    assert res.returncode == 0, res.stderr
+    got = dict(json.loads(res.stdout.splitlines()[-1]))
+    for seed in (0, 1):
+        inst = generate("mix-80-20", 30, 16492, seed=seed)
+        assert got[str(seed)] == execute(inst, np.argsort(inst.prefill, kind="stable")).tel
+    res = sweep("drop")
+    assert res.returncode != 0 and "unknown policy 'spf'" in res.stderr
+
+
+def test_import_option_errors(clean_registry, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken_mod.py").write_text("raise RuntimeError('boom')\n")
+    runner = CliRunner()
+    for module, why in (
+        ("no_such_mod_xyz", "ModuleNotFoundError: No module named 'no_such_mod_xyz'"),
+        ("broken_mod", "RuntimeError: boom"),
+    ):
+        res = runner.invoke(main, ["run", str(INST_FILE), "--import", module])
+        assert res.exit_code == 2
+        assert f"plug-in module '{module}' failed to import: {why}" in res.output
+
+
+# ------------------------------------------------------------------ entry-point contract
+
+
+def _entry_points(monkeypatch, *specs):
+    """Make the group ``lpsched.policies`` hold exactly ``specs`` (name, value)."""
+    eps = metadata.EntryPoints(
+        metadata.EntryPoint(name, value, registry.ENTRY_POINT_GROUP) for name, value in specs
+    )
+
+    def entry_points(**kw):
+        assert kw == {"group": registry.ENTRY_POINT_GROUP}
+        return eps
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+
+
+def test_entry_points_load_lazily_by_name(clean_registry, monkeypatch, tmp_path):
+    (tmp_path / "ep_mod.py").write_text(MODULE.replace('lpsched.register_policy("spf"', "#"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _entry_points(
+        monkeypatch, ("ep-spf", "ep_mod:shortest_prefill_first"), ("bad", "no_such_mod_xyz:f")
+    )
+    assert "ep-spf" not in POLICIES
+    parse_policy("mcsf")  # a registered name loads nothing
+    assert "ep-spf" not in POLICIES
+    policy, backfill = parse_policy("ep-spf+backfill")
+    assert (policy.name, backfill) == ("ep-spf", True)
+    assert policy.description == "ep_mod:shortest_prefill_first [plug-in unknown]"
+    assert policy.run(INST).tel == execute(INST, SPF).tel
+    with pytest.raises(KeyError, match="unknown policy 'nosuch'"):
+        parse_policy("nosuch")  # the broken entry point 'bad' is not touched
+
+
+def test_broken_entry_points_name_themselves(clean_registry, monkeypatch, tmp_path):
+    (tmp_path / "ep_obj.py").write_text("NOT_CALLABLE = 3\n\ndef fcfs(instance):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _entry_points(
+        monkeypatch,
+        ("bad", "no_such_mod_xyz:f"),
+        ("three", "ep_obj:NOT_CALLABLE"),
+        ("fcfs", "ep_obj:fcfs"),
+    )
+    res = CliRunner().invoke(main, ["run", str(INST_FILE), "--policies", "bad"])
+    assert res.exit_code == 1
+    assert res.output.strip() == (
+        "lpsched: error: plug-in policy entry point 'bad = no_such_mod_xyz:f' (group "
+        "lpsched.policies, distribution unknown): ModuleNotFoundError: No module named "
+        "'no_such_mod_xyz'"
+    )
+    with pytest.raises(PluginError, match="'three = ep_obj:NOT_CALLABLE'.*int object is not"):
+        parse_policy("three")
+    with pytest.raises(PluginError, match="'fcfs = ep_obj:fcfs'.*already registered"):
+        load_plugins()  # listing loads every entry point: the clash with a built-in is named
+    res = CliRunner().invoke(main, ["run", str(INST_FILE), "--policies", "three"])
+    assert res.exit_code == 2  # each entry point is tried once: now simply unknown
