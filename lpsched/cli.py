@@ -254,13 +254,21 @@ def _import_modules(
     :func:`lpsched.register_policy`) before the policy names are checked. The current directory
     is searched first, as by ``python -m``."""
     if modules:
-        if "" not in sys.path and os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
         try:
             import_plugins(modules)
         except PluginError as exc:
             raise click.BadParameter(_one_line(str(exc))) from None
     return modules
+
+
+def phase1_option(note: str = "(default as for 'run')"):
+    """``--phase1``: the Sorted-F Phase-1 solver (``lpsched.policies.sorted_f.PHASE1_SOLVERS``)."""
+    return click.option(
+        "--phase1",
+        type=click.Choice(PHASE1_SOLVERS),
+        default=None,
+        help=f"Sorted-F Phase-1 solver {note}.",
+    )
 
 
 #: ``--import MODULE`` of every command that takes policy names.
@@ -298,12 +306,8 @@ def _policy_names(text: str, param: str) -> list[str]:
     help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill "
     f"[default: {DEFAULT_POLICIES}; with arrivals {DEFAULT_ONLINE_POLICIES}].",
 )
-@click.option(
-    "--phase1",
-    type=click.Choice(PHASE1_SOLVERS),
-    default=None,
-    help=f"Sorted-F Phase-1 solver [default: swap up to n = {SWAP_UP_TO} (the paper's "
-    "choice at n = 2000), auto above].",
+@phase1_option(
+    f"[default: swap up to n = {SWAP_UP_TO} (the paper's choice at n = 2000), auto above]"
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @max_nonzeros_option("20,000,000; the LP of sorted-lp")
@@ -409,12 +413,7 @@ def run(
 @main.command()
 @click.argument("instance")
 @click.option("--policy", required=True, help="Registry name (NAME+backfill allowed).")
-@click.option(
-    "--phase1",
-    type=click.Choice(PHASE1_SOLVERS),
-    default=None,
-    help="Sorted-F Phase-1 solver (default as for 'run').",
-)
+@phase1_option()
 @click.option(
     "-o",
     "--output",
@@ -483,12 +482,7 @@ def schedule(
     help="Registry name of a policy with a fixed priority list: a list policy (fcfs, mcsf, size, "
     "sorted-f, sorted-lp, plug-ins) or vllm, vllm-sf.",
 )
-@click.option(
-    "--phase1",
-    type=click.Choice(PHASE1_SOLVERS),
-    default=None,
-    help="Sorted-F Phase-1 solver (default as for 'run').",
-)
+@phase1_option()
 @click.option(
     "-o",
     "--output",
@@ -634,12 +628,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
     help="class: the workload class of each request (from the instance's metadata or ids); "
     "batch: the Sorted-F Phase-1 batches of the instance.",
 )
-@click.option(
-    "--phase1",
-    type=click.Choice(PHASE1_SOLVERS),
-    default=None,
-    help="With --color batch: the Phase-1 solver (default as for 'run').",
-)
+@phase1_option("(with --color batch)")
 @click.option(
     "--max-requests",
     type=click.IntRange(min=1),
@@ -1051,8 +1040,16 @@ def three_partition(m: int, B: int, yes: bool, distinct: bool, seed: int, output
 )
 @_bad_input
 def list_policies(as_json: bool) -> None:
-    """List the registered policies, plug-ins included (entry points 'lpsched.policies')."""
-    load_plugins()
+    """List the registered policies, plug-ins included (entry points 'lpsched.policies').
+
+    A plug-in that fails to load is reported on standard error after the list (exit 1); the
+    others are listed.
+    """
+    try:
+        load_plugins()
+        failed = ""
+    except PluginError as exc:
+        failed = str(exc)
     if as_json:
         rows = [
             {
@@ -1064,10 +1061,14 @@ def list_policies(as_json: bool) -> None:
             for p in POLICIES.values()
         ]
         click.echo(json.dumps(rows))
-        return
-    for p in POLICIES.values():
+    else:
         width = max(len(name) for name in POLICIES) + 2
-        click.echo(f"{p.name:{width}s}{p.description}")
+        for p in POLICIES.values():
+            click.echo(f"{p.name:{width}s}{p.description}")
+    if failed:
+        for line in failed.splitlines():
+            click.echo(f"lpsched: error: {line}", err=True)
+        sys.exit(1)
 
 
 def _reproductions_epilog() -> str:

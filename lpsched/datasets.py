@@ -244,7 +244,16 @@ def fetch(names: Iterable[str] | None = None, *, progressbar: bool = False) -> d
                 f"trace {trace.name!r} ({trace.file}) from {url}: {exc}"
             ) from None
         out[trace.name] = Path(path)
+        _readable_by_all(out[trace.name])
     return out
+
+
+def _readable_by_all(path: Path) -> None:
+    """Give a downloaded file the mode a new file gets under the user's umask (pooch writes
+    through a private temporary file, mode 0600), so that a shared cache stays readable."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)
 
 
 def cached_trace_dir(names: Sequence[str]) -> Path | None:

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import http.server
 import json
+import os
 import re
 import shutil
 import threading
@@ -133,6 +134,9 @@ def test_fetch_downloads_checks_and_keeps(server, cache, monkeypatch):
         SHARED / "splitwise_code.csv"
     ).read_bytes()
     assert datasets.is_cached("conversation") and not datasets.is_cached("sharegpt")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert (cache / "splitwise_conv.csv").stat().st_mode & 0o777 == 0o666 & ~umask
     before = len(log)
     datasets.fetch(["conversation"])  # already there with the right hash: no request
     assert len(log) == before

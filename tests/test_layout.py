@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from lpsched.cli import main
+from lpsched.executor import execute
 from lpsched.experiments.engine import Sweep, Task, run_sweep
 from lpsched.experiments.registry import REPRODUCTIONS, Reproduction, register_reproduction
 from lpsched.experiments.tables import markdown_table, write_report
@@ -50,6 +51,12 @@ def test_toy_policy(clean_registries, inst_file):
     assert run_policy(INST, "lpf+backfill").check().tel > 0
     with pytest.raises(ValueError, match="already registered"):
         register_policy("lpf", longest_prefill_first)
+    # a re-run notebook cell replaces its own policy; the built-ins are never replaced
+    register_policy("lpf", lambda instance: np.arange(instance.n), replace=True)
+    assert run_policy(INST, "lpf").tel == execute(INST, np.arange(INST.n)).tel
+    register_policy("lpf", longest_prefill_first, "longest prefill first", replace=True)
+    with pytest.raises(ValueError, match="'mcsf' is built in"):
+        register_policy("mcsf", longest_prefill_first, replace=True)
     out = CliRunner().invoke(main, ["run", str(inst_file), "--policies", "lpf,mcsf", "--json"])
     assert out.exit_code == 0, out.output
     assert [r["policy"] for r in json.loads(out.output)["results"]] == ["lpf", "mcsf"]

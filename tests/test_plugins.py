@@ -289,7 +289,45 @@ def test_broken_entry_points_name_themselves(clean_registry, monkeypatch, tmp_pa
     )
     with pytest.raises(PluginError, match="'three = ep_obj:NOT_CALLABLE'.*int object is not"):
         parse_policy("three")
-    with pytest.raises(PluginError, match="'fcfs = ep_obj:fcfs'.*already registered"):
+    with pytest.raises(
+        PluginError, match="'fcfs = ep_obj:fcfs'.*built in and cannot be registered"
+    ):
         load_plugins()  # listing loads every entry point: the clash with a built-in is named
     res = CliRunner().invoke(main, ["run", str(INST_FILE), "--policies", "three"])
     assert res.exit_code == 2  # each entry point is tried once: now simply unknown
+
+
+def test_policies_lists_the_others_when_a_plugin_fails(clean_registry, monkeypatch, tmp_path):
+    (tmp_path / "ep_mod.py").write_text(MODULE.replace('lpsched.register_policy("spf"', "#"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _entry_points(
+        monkeypatch,
+        ("bad", "no_such_mod_xyz:f"),
+        ("ep-spf", "ep_mod:shortest_prefill_first"),
+        ("fcfs", "ep_mod:shortest_prefill_first"),
+    )
+    res = CliRunner().invoke(main, ["policies"])
+    assert res.exit_code == 1
+    listed = [line.split()[0] for line in res.stdout.splitlines()]
+    assert listed[:2] == ["fcfs", "mcsf"] and "ep-spf" in listed and "bad" not in listed
+    errors = [line for line in res.stderr.splitlines() if line.startswith("lpsched: error:")]
+    assert len(errors) == 2
+    assert "'bad = no_such_mod_xyz:f'" in errors[0] and "ModuleNotFoundError" in errors[0]
+    assert "'fcfs = ep_mod:shortest_prefill_first'" in errors[1] and "built in" in errors[1]
+
+
+def test_unknown_policy_names_installed_plugins(clean_registry, monkeypatch):
+    _entry_points(monkeypatch, ("not-loaded", "no_such_mod_xyz:f"))
+    with pytest.raises(KeyError, match="installed plug-ins not loaded: not-loaded"):
+        parse_policy("nosuch")
+
+
+def test_plugins_env_finds_modules_in_the_current_directory(tmp_path):
+    (tmp_path / "my_policies.py").write_text(MODULE)
+    res = _run(
+        ["run", str(INST_FILE), "--policies", "spf", "--json"],
+        cwd=tmp_path,
+        env_extra={registry.PLUGINS_ENV: "my_policies"},
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["results"][0]["tel"] == execute(INST, SPF).tel

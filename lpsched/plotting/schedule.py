@@ -23,6 +23,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from ..generators.workloads import parse_mixture, sample_lengths
 from ..instance import Instance
@@ -276,6 +277,7 @@ def plot_gantt(
                     )
                 )
         ax.set_ylim(inst.n, -1)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # ranks are whole numbers
         ax.set_xlim(0, schedule.makespan * 1.01)
         how = f"\nall {inst.n} requests, one line each from start to completion, ordered by start"
     ax.set_xlabel("round")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -152,6 +153,7 @@ for _p in (
     Policy("vllm-sf", vllm_sf, "as vllm with the queue by decode length o_i"),
 ):
     POLICIES[_p.name] = _p
+_BUILTIN = frozenset(POLICIES)
 
 
 def register_policy(
@@ -159,6 +161,7 @@ def register_policy(
     function: Callable[..., np.ndarray],
     description: str = "",
     options: tuple[str, ...] = (),
+    replace: bool = False,
 ) -> Policy:
     """Register a list policy at run time; :func:`run_policy` and the sweeps of this process
     then know its name (the command line through ``--import MODULE`` or an entry point).
@@ -176,6 +179,9 @@ def register_policy(
     options : tuple of str
         Keyword options ``function`` accepts (the others that a comparison passes, such as
         ``solver``, are dropped).
+    replace : bool, default False
+        Replace a policy of this name registered earlier by ``register_policy`` (re-running a
+        notebook cell); the built-in policies are never replaced.
 
     Returns
     -------
@@ -185,7 +191,7 @@ def register_policy(
     Raises
     ------
     ValueError
-        A malformed or already registered name.
+        A malformed or already registered name (``replace=True``: a built-in name).
 
     Notes
     -----
@@ -193,8 +199,13 @@ def register_policy(
     """
     if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
         raise ValueError(f"policy name must be letters, digits, '-' or '_', got {name!r}")
-    if name in POLICIES:
-        raise ValueError(f"policy {name!r} is already registered")
+    if name in _BUILTIN:
+        raise ValueError(f"policy {name!r} is built in and cannot be registered again")
+    if name in POLICIES and not replace:
+        raise ValueError(
+            f"policy {name!r} is already registered (register_policy(..., replace=True) "
+            "replaces it)"
+        )
     policy = list_policy(name, function, description, options)
     POLICIES[name] = policy
     return policy
@@ -214,9 +225,13 @@ class PluginError(ValueError):
 
 
 def _import(module: str) -> None:
+    """Import ``module`` once per process; the current directory is searched first, as by
+    ``python -m`` (so ``--import`` and ``LPSCHED_PLUGINS`` find the same modules)."""
     if "module:" + module in _loaded:
         return
     _loaded.add("module:" + module)
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         importlib.import_module(module)
     except Exception as exc:
@@ -271,14 +286,20 @@ def load_plugins(name: str | None = None) -> None:
     PluginError
         Naming the entry point (``NAME = module:function``) and its distribution, with the
         error: an import error, an object that is not callable, or a name already registered.
+        Every other plug-in is still registered; with several failures the message lists
+        them all, one per line.
 
     Notes
     -----
     Source: ours. The entry point's object is the priority-list function; its description is
     the first line of the function's docstring and the distribution's name and version.
     """
+    errors: list[str] = []
     for module in _env_modules():
-        _import(module)
+        try:
+            _import(module)
+        except PluginError as exc:
+            errors.append(str(exc))
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if (name is not None and ep.name != name) or ep.name in _loaded:
             continue
@@ -291,10 +312,19 @@ def load_plugins(name: str | None = None) -> None:
             doc = (inspect.getdoc(function) or "").splitlines()
             register_policy(ep.name, function, f"{doc[0] if doc else ep.value} [plug-in {dist}]")
         except Exception as exc:
-            raise PluginError(
+            errors.append(
                 f"plug-in policy entry point '{ep.name} = {ep.value}' (group "
                 f"{ENTRY_POINT_GROUP}, distribution {dist}): {type(exc).__name__}: {exc}"
-            ) from exc
+            )
+    if errors:
+        raise PluginError("\n".join(errors))
+
+
+def _plugin_names() -> list[str]:
+    """Names of the installed plug-in entry points that are not registered (not loaded, or
+    failing to load)."""
+    names = {ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return sorted(names - set(POLICIES))
 
 
 def policy_names() -> list[str]:
@@ -317,9 +347,11 @@ def parse_policy(spec: str) -> tuple[Policy, bool]:
     if name and name not in POLICIES:
         load_plugins(name)
     if (plus and suffix != "backfill") or name not in POLICIES:
+        others = _plugin_names()
         raise KeyError(
-            f"unknown policy {spec!r}; registered: {', '.join(POLICIES)} "
-            "(list policies also as NAME+backfill)"
+            f"unknown policy {spec!r}; registered: {', '.join(POLICIES)}"
+            + (f"; installed plug-ins not loaded: {', '.join(others)}" if others else "")
+            + " (list policies also as NAME+backfill)"
         )
     policy = POLICIES[name]
     if plus and not policy.backfill:

@@ -242,8 +242,10 @@ def vllm_sf(instance: Instance) -> Schedule:
 
     Notes
     -----
-    Shortest decode first without MC-SF's look-ahead: what vLLM's ``priority`` policy does with
-    each request's priority set to its rank by ``o_i``. The walk stops at a head that has not
-    arrived, as the strict executor's does. Source: SPEC section 4 (ours).
+    Shortest decode first without MC-SF's look-ahead: offline (all ``a_i = 0``) what vLLM's
+    ``priority`` policy does with each request's priority set to its rank by ``o_i``. With
+    arrivals the SPEC's walk stops at a head that has not arrived, as the strict executor's
+    does, while an engine orders only the requests it has; compare with ``online-mcsf``
+    there. Source: SPEC section 4 (ours).
     """
     return execute_preemptive(instance, mcsf_order(instance), policy="vllm-sf")
