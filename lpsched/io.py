@@ -877,6 +877,16 @@ def _v1_starts_and_runs(
             f"{source}: field 'runs' must list [request, start, end, completed] rows of "
             "integers (rounds up to 2^41)"
         )
+    if not runs:
+        raise InstanceError(
+            f"{source}: field 'runs' is empty; leave it out for a schedule without evictions"
+        )
+    for k, row in enumerate(runs):
+        if not 0 <= row[0] < instance.n:
+            raise InstanceError(
+                f"{source}: field 'runs', row {k}: request index {row[0]} is not in "
+                f"0..{instance.n - 1}"
+            )
     return values, np.asarray(runs, dtype=np.int64).reshape(-1, 4)
 
 

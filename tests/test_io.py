@@ -407,6 +407,15 @@ def test_version_1_is_still_read(tmp_path, with_runs):
     doc["tel"] = 8
     with pytest.raises(InstanceError, match="field 'tel' is 8, but the starts give 9"):
         read_schedule(_write_json(tmp_path / "v1.json", doc), ONLINE)
+    doc["tel"] = 9
+    for bad, needle in [
+        ([], "field 'runs' is empty; leave it out"),
+        ([[0, 1, 4, 1], [1, 1, 3, 1], [3, 4, 5, 1]], r"row 2: request index 3 is not in 0\.\.2"),
+    ]:
+        doc.update(runs=bad)
+        doc.pop("evictions", None), doc.pop("wasted_tokens", None)
+        with pytest.raises(InstanceError, match=needle):
+            read_schedule(_write_json(tmp_path / "v1.json", doc), ONLINE)
 
 
 def test_read_schedule_errors(tmp_path):

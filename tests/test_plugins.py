@@ -331,3 +331,21 @@ def test_plugins_env_finds_modules_in_the_current_directory(tmp_path):
     )
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["results"][0]["tel"] == execute(INST, SPF).tel
+
+
+def test_a_failing_plugin_policy_is_named(clean_registry):
+    def raises(instance):
+        raise RuntimeError("boom")
+
+    def not_a_list(instance):
+        return np.zeros(instance.n, dtype=int)
+
+    registry.register_policy("raises", raises)
+    registry.register_policy("not-a-list", not_a_list)
+    with pytest.raises(registry.PolicyError, match=r"'raises' \(.*raises\) failed: RuntimeError"):
+        registry.run_policy(INST, "raises+backfill")
+    with pytest.raises(registry.PolicyError, match="'not-a-list'.*not a permutation of range"):
+        registry.run_policy(INST, "not-a-list")
+    res = CliRunner().invoke(main, ["run", str(INST_FILE), "--policies", "raises"])
+    assert res.exit_code == 1 and res.exception.__class__ is SystemExit
+    assert "policy 'raises'" in res.stderr and "Traceback" not in res.output

@@ -156,6 +156,11 @@ for _p in (
 _BUILTIN = frozenset(POLICIES)
 
 
+class PolicyError(ValueError):
+    """A registered (plug-in) policy raised or returned something other than a priority list;
+    the message names the policy and its function. Source: ours."""
+
+
 def register_policy(
     name: str,
     function: Callable[..., np.ndarray],
@@ -206,7 +211,27 @@ def register_policy(
             f"policy {name!r} is already registered (register_policy(..., replace=True) "
             "replaces it)"
         )
-    policy = list_policy(name, function, description, options)
+    where = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', '?')}"
+
+    def checked(instance: Instance, **opts) -> np.ndarray:
+        try:
+            order = np.asarray(function(instance, **opts))
+        except Exception as exc:
+            raise PolicyError(
+                f"policy {name!r} ({where}) failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if (
+            order.shape != (instance.n,)
+            or order.dtype.kind not in "iu"
+            or not np.array_equal(np.sort(order), np.arange(instance.n))
+        ):
+            raise PolicyError(
+                f"policy {name!r} ({where}) returned {order.dtype} array of shape "
+                f"{order.shape}, not a permutation of range({instance.n})"
+            )
+        return order
+
+    policy = list_policy(name, checked, description, options)
     POLICIES[name] = policy
     return policy
 

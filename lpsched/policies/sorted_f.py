@@ -464,7 +464,7 @@ def _quantile_batches(key, size, memory, rng, sample_size, q, taken, ends):
     while 2 * top <= blocks:
         top *= 2
     walk = np.empty(n, dtype=np.int64)
-    scratch = np.empty(sample_size, dtype=np.int64)
+    scratch = np.empty(min(sample_size, n), dtype=np.int64)  # a sample has min(sample_size, m)
     m = n  # requests waiting
     frontier = 0  # positions >= frontier have never been batched
     written = 0

@@ -132,6 +132,10 @@ def test_empty_and_single():
     # (o, index) order: requests 1, 2 (size 1 each), 0 (size 2), M = 2. The walk takes 1 and
     # 2 and stops at 0 (does not fit); F({1}) = 1 > F({1, 2}) = 2/4. Then 0 alone.
     assert [b.tolist() for b in phase1_batches(inst, "quantile", quantile=1.0)] == [[1, 2], [0]]
+    # a sample larger than the instance is the whole waiting set, allocated as such
+    huge = QuantileGreedy(sample_size=10**12)
+    got = [b.tolist() for b in huge.batches(np.array([3, 1, 2]), np.array([4, 2, 3]), 10)]
+    assert got == _reference([3, 1, 2], [4, 2, 3], 10, sample_size=10**12) == [[1, 2], [0]]
 
 
 _BOTH_WAYS = """
