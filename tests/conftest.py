@@ -28,6 +28,26 @@ def _empty_trace_cache(tmp_path_factory):
         os.environ["LPSCHED_DATA_DIR"] = old
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _compiled_kernels():
+    """Compile the numba kernels once, before any test, into numba's on-disk cache: the
+    command-line tests start fresh processes, which then load the kernels in a fraction of a
+    second instead of compiling them (10-30 s on a clean clone), so that a test sending a
+    signal or timing a run does not land in the middle of a compilation."""
+    from lpsched.kernels import BACKEND
+
+    if BACKEND == "numba":
+        from lpsched.generators.workloads import generate
+        from lpsched.policies.registry import run_policy
+
+        inst = generate("conversation", 300, 16492, seed=1)
+        for spec in ("sorted-f", "mcsf+backfill"):
+            run_policy(inst, spec, solver="quantile")
+        online = generate("conversation", 300, 16492, seed=1, arrival_rate=0.05)
+        run_policy(online, "online-sorted-f", solver="quantile")
+    yield
+
+
 # --------------------------------------------------------------------------- strategies
 
 
