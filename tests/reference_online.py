@@ -2,8 +2,8 @@
 
 A verbatim copy, at commit b7a4cff, of ``execute_online`` (``lpsched/policies/online.py``),
 ``SortedFPlanner`` (``lpsched/policies/planners.py``, which re-plans from the whole waiting set) and
-of ``QuantileGreedy.step`` and ``_best_k`` (``lpsched/policies/sorted_f.py``, frozen here as
-``_step`` so that this reference keeps the batches of that commit). The tests compare the new
+of ``QuantileGreedy.step`` (``lpsched/policies/sorted_f.py``, frozen in ``reference_quantile``
+so that this reference keeps the batches of that commit). The tests compare the new
 planner's schedules with :func:`reference_online_sorted_f_starts`. Not part of the package.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import heapq
 import time
 from bisect import bisect_left, insort
-from collections.abc import Callable
 
 import numpy as np
+from reference_quantile import QuantileGreedy
 
 from lpsched.executor import FutureMemory
 from lpsched.instance import Instance
@@ -44,66 +44,6 @@ def reference_online_sorted_f_starts(
     )
     sched = execute_online(instance, planner, replan_every=replan_every)
     return sched.start.tolist(), planner.replans
-
-
-class QuantileGreedy:
-    """``QuantileGreedy.step`` at commit b7a4cff (parameters only, no validation)."""
-
-    def __init__(self, sample_size: int = 256, quantile: float = 0.9, seed: int = 0) -> None:
-        self.sample_size = int(sample_size)
-        self.quantile = float(quantile)
-        self.seed = seed
-
-    def step(
-        self,
-        rng: np.random.Generator,
-        m: int,
-        lengths: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-        memory: int,
-    ) -> np.ndarray:
-        """One batch from ``m`` remaining requests kept in ``(o, index)`` order.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            Source of the quantile sample.
-        m : int
-            Number of remaining requests, ``>= 1``.
-        lengths : callable
-            ``lengths(positions) -> (o, s + o)`` for positions (ndarray of int) in the sorted
-            remaining sequence (tokens).
-        memory : int
-            KV-cache budget ``M`` (tokens).
-
-        Returns
-        -------
-        ndarray of int64
-            Ascending positions of the batch in the remaining sequence.
-        """
-        po, pz = lengths(rng.integers(0, m, size=min(self.sample_size, m)))
-        theta_o = np.quantile(po, self.quantile)
-        theta_z = np.quantile(pz, self.quantile)
-        w = min(m, 64)
-        while True:
-            ow, zw = lengths(np.arange(w))
-            ok = np.flatnonzero((ow <= theta_o) & (zw <= theta_z))
-            cz = np.cumsum(zw[ok])
-            take = int(np.searchsorted(cz, memory, side="right"))
-            if take < ok.size or w == m or ow[-1] > theta_o:
-                break
-            w = min(m, 2 * w)
-        if take == 0:
-            return np.array([0])
-        return ok[: _best_k(np.cumsum(ow[ok[:take]]).tolist())]
-
-
-def _best_k(prefix_o: list[int]) -> int:
-    """Index k (1-based) minimising ``prefix_o[k-1] / k^2``, ties to the larger k (exact)."""
-    best = 1
-    for k in range(2, len(prefix_o) + 1):
-        if prefix_o[k - 1] * best * best <= prefix_o[best - 1] * k * k:
-            best = k
-    return best
 
 
 def execute_online(

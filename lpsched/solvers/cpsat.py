@@ -147,32 +147,26 @@ def solve_mip(
     try:
         model = build_cpsat(mat, start=start, deadline=deadline)
     except BuildTimeout as exc:
-        return Answer(
-            start=None,
-            dual=None,
-            build_s=time.perf_counter() - t0,
+        return Answer.without_run(
+            time.perf_counter() - t0,
+            f"time limit reached during the build ({exc})",
             limit_reached=True,
-            status_text=f"time limit reached during the build ({exc})",
         )
     except KeyboardInterrupt:
-        return Answer(
-            start=None,
-            dual=None,
-            build_s=time.perf_counter() - t0,
+        return Answer.without_run(
+            time.perf_counter() - t0,
+            "interrupted during the build",
             interrupted=True,
-            status_text="interrupted during the build",
         )
     build_s = time.perf_counter() - t0
     s = cp_model.CpSolver()
     if deadline is not None:
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
-            return Answer(
-                start=None,
-                dual=None,
-                build_s=build_s,
+            return Answer.without_run(
+                build_s,
+                "time limit reached by the end of the build",
                 limit_reached=True,
-                status_text="time limit reached by the end of the build",
             )
         s.parameters.max_time_in_seconds = float(remaining)
     if threads is not None:

@@ -363,12 +363,10 @@ def solve_mip(
         if cover_cuts:
             info.update(add_cover_cuts(h, mat, rounds=cover_cuts))
     except KeyboardInterrupt:
-        return Answer(
-            start=None,
-            dual=None,
-            build_s=time.perf_counter() - t0,
+        return Answer.without_run(
+            time.perf_counter() - t0,
+            "interrupted before the run",
             interrupted=True,
-            status_text="interrupted before the run",
             info=info,
         )
     if start is not None:

@@ -107,12 +107,10 @@ def solve_mip(
     try:
         m = build_model(instance, hz, relax=False)
     except KeyboardInterrupt:
-        return Answer(
-            start=None,
-            dual=None,
-            build_s=time.perf_counter() - t0,
+        return Answer.without_run(
+            time.perf_counter() - t0,
+            "interrupted during the build",
             interrupted=True,
-            status_text="interrupted during the build",
         )
     if info is not None:
         info.update(
@@ -126,12 +124,10 @@ def solve_mip(
     build_s = time.perf_counter() - t0
     remaining = None if time_limit is None else float(time_limit) - build_s
     if remaining is not None and remaining <= 0:
-        return Answer(
-            start=None,
-            dual=None,
-            build_s=build_s,
+        return Answer.without_run(
+            build_s,
+            "time limit reached by the end of the build",
             limit_reached=True,
-            status_text="time limit reached by the end of the build",
         )
     log = progress is not None and progress.log_enabled
     opt = appsi_highs(remaining, mip_gap, verbose or log, warm_start)

@@ -285,6 +285,28 @@ class Answer:
     status_text: str = ""
     info: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def without_run(
+        cls,
+        build_s: float,
+        status_text: str,
+        *,
+        interrupted: bool = False,
+        limit_reached: bool = False,
+        info: dict[str, Any] | None = None,
+    ) -> Answer:
+        """The answer of a back end stopped before its run (Ctrl-C or the time limit during
+        or right after its build): no incumbent, no bound. Source: ours."""
+        return cls(
+            start=None,
+            dual=None,
+            build_s=build_s,
+            limit_reached=limit_reached,
+            interrupted=interrupted,
+            status_text=status_text,
+            info={} if info is None else info,
+        )
+
 
 def _proven_bound(instance: Instance, dual: float | None) -> float:
     """The solver's dual bound rounded up (TEL is an integer), never below the combinatorial
