@@ -939,6 +939,78 @@ def bound(
 
 
 @main.command()
+@click.argument("instance", required=False)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    callback=_finite,
+    help="Seconds for the whole run (the list policies always finish first).",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HiGHS / CP-SAT threads (default: theirs).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the searches.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the best schedule found as schedule JSON.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@verbose_option
+@_bad_input
+def certify(
+    instance: str | None,
+    time_limit: float,
+    threads: int | None,
+    seed: int,
+    output: str | None,
+    as_json: bool,
+    verbose: bool,
+) -> None:
+    """The best schedule, the best valid lower bound and the certified gap of INSTANCE
+    (default: the shipped default instance), choosing methods by its size.
+
+    Prints the schedule's TEL and the method that found it, the bound and the method that
+    proved it, the gap, and which method improved which side when. Status 'optimal' only
+    when the bound meets the TEL. Ctrl-C or SIGTERM stops it: the best schedule and bound so
+    far are printed (and written with -o), exit code 130.
+    """
+    from .solvers.certify import CertifyInterrupted
+    from .solvers.certify import certify as run_certify
+
+    with _signals_as_interrupt():
+        try:
+            inst = _load(instance)
+            stopped = False
+            try:
+                with _solver_chatter_to_stderr(), cli_progress(verbose, "certify") as progress:
+                    res = run_certify(
+                        inst, time_limit, threads=threads, seed=seed, progress=progress
+                    )
+            except CertifyInterrupted as exc:
+                res, stopped = exc.result, True
+            if output is not None:
+                write_schedule(res.schedule, output)
+            click.echo(
+                json.dumps(res.to_dict())
+                if as_json
+                else res.summary() + _schedule_line(res.schedule, output)
+            )
+        except KeyboardInterrupt:
+            _interrupted("no schedule found yet")
+    if stopped:
+        kept = f"; the schedule is in {output}" if output else ""
+        _interrupted(f"reported the best schedule and bound found so far{kept}")
+
+
+@main.command()
 @click.argument("instance")
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="lp", show_default=True)
 @click.option("--relax", is_flag=True, help="Write the LP relaxation instead of the MIP.")
@@ -1071,6 +1143,21 @@ def list_policies(as_json: bool) -> None:
         sys.exit(1)
 
 
+def _time_limits_option(text: str) -> float | dict[int, float]:
+    """``--time-limits``: one number of seconds for every size, or ``N=S,N=S`` per size."""
+    try:
+        if "=" not in text:
+            return float(text)
+        pairs = [part.split("=") for part in text.split(",")]
+        return {int(n): float(s) for n, s in pairs}
+    except ValueError:
+        raise click.BadParameter(
+            f"expected seconds (e.g. 60) or comma-separated N=SECONDS (e.g. 30=60,2000=600), "
+            f"got {text!r}",
+            param_hint="--time-limits",
+        ) from None
+
+
 def _reproductions_epilog() -> str:
     lines = ["\b", "Reproductions:"]
     lines += [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()]
@@ -1090,6 +1177,13 @@ def _reproductions_epilog() -> str:
 @click.option("--seeds", default=None, help="Comma-separated seeds (default: the study's).")
 @click.option(
     "--sizes", default=None, help="Comma-separated numbers of requests n (default: the study's)."
+)
+@click.option(
+    "--time-limits",
+    default=None,
+    metavar="SPEC",
+    help="Solver seconds per instance: one number for every size, or N=SECONDS per size "
+    "(e.g. 30=60,200=300,2000=600) [default: the study's].",
 )
 @click.option(
     "--trace-dir",
@@ -1127,6 +1221,7 @@ def reproduce(
     out_dir: str,
     seeds: str | None,
     sizes: str | None,
+    time_limits: str | None,
     trace_dir: str | None,
     workers: int | None,
     scheduler: str | None,
@@ -1164,6 +1259,10 @@ def reproduce(
                 param_hint=f"--{option}",
             )
         opts[option] = list(dict.fromkeys(values))  # each value once
+    if time_limits is not None:
+        if not accepts(repro, "time_limits"):
+            raise click.UsageError(f"'{name}' has no time limits; drop --time-limits")
+        opts["time_limits"] = _time_limits_option(time_limits)
     if trace_dir is not None:
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")

@@ -5,7 +5,8 @@ Each reproduction is one module of this package with ``NAME``, ``DESCRIPTION`` a
 figures from the rows, writes ``NAME.csv``, ``NAME.md`` (and PNGs for some) into ``out_dir``
 and returns the Markdown. A new reproduction is one module plus one line in
 :data:`REPRODUCTIONS`; the command line's choices come from here. Options the command line can
-pass: ``seeds`` and ``trace_dir``, to the reproductions whose ``run`` takes them.
+pass: ``seeds``, ``sizes``, ``time_limits`` and ``trace_dir``, to the reproductions whose ``run``
+takes them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from . import families, headline, intervals, online_load, optimality_gaps, ratios, sensitivity
+from . import (
+    certified_gaps,
+    families,
+    headline,
+    intervals,
+    online_load,
+    optimality_gaps,
+    ratios,
+    sensitivity,
+)
 
 __all__ = ["Reproduction", "REPRODUCTIONS", "register_reproduction", "accepts"]
 
@@ -52,7 +62,16 @@ REPRODUCTIONS: dict[str, Reproduction] = {
     r.name: r
     for r in map(
         Reproduction.from_module,
-        (headline, sensitivity, optimality_gaps, ratios, families, intervals, online_load),
+        (
+            headline,
+            sensitivity,
+            optimality_gaps,
+            certified_gaps,
+            ratios,
+            families,
+            intervals,
+            online_load,
+        ),
     )
 }
 

@@ -326,6 +326,7 @@ def solve_exact(
     local_search: int = 4000,
     cover_cuts: int = 0,
     max_nonzeros: int | None = None,
+    schedule: Schedule | None = None,
     verbose: bool = False,
     progress: Progress | None = None,
 ) -> ExactResult:
@@ -376,6 +377,11 @@ def solve_exact(
         :data:`PYOMO_MAX_NONZEROS` with ``backend="pyomo"``. A larger one is refused before
         any memory is spent on it (checked first with the smallest horizon the tight rule
         could choose, then exactly).
+    schedule : Schedule, optional
+        A feasible schedule of ``instance`` to start from instead of the list policies and the
+        local search: the MIP start, the fallback incumbent and the ``UB`` behind ``T2`` and
+        the windows (:func:`lpsched.certify` passes its best). Raises
+        :class:`~lpsched.schedule.InfeasibleScheduleError` when infeasible.
     verbose : bool, default False
         Without ``progress``: the solver log and an incumbent / bound / gap line every 2 s on
         standard error (otherwise nothing is printed).
@@ -440,6 +446,7 @@ def solve_exact(
                 local_search=local_search,
                 cover_cuts=cover_cuts,
                 max_nonzeros=max_nonzeros,
+                schedule=schedule,
                 progress=own,
             )
     report = progress if progress is not None else Progress("quiet")
@@ -449,13 +456,15 @@ def solve_exact(
     _refuse_if_surely_too_large(instance, max_nonzeros)
     report.set_stage("heuristic")
     report.update(bound=combinatorial_bound(instance))
+    if schedule is not None:
+        given = Schedule(instance, schedule.start - shift, policy=schedule.policy).check()
     try:
-        sched = best_heuristic(instance)
+        sched = given if schedule is not None else best_heuristic(instance)
     except KeyboardInterrupt:
         raise SolveInterrupted(_before_any_schedule(instance, solver, t0, shift)) from None
     report.update(incumbent=sched.tel)
     interrupted = False
-    if local_search > 0:
+    if local_search > 0 and schedule is None:
         budget = 5.0 if time_limit is None else min(5.0, time_limit / 4)
         try:
             sched = improve_schedule(instance, sched, local_search, time_limit=budget)

@@ -1,0 +1,87 @@
+"""The certified-gap targets of issue 11: ``lpsched.certify`` at n = 30, 200 and 2000.
+
+Not a test. For each case prints the best schedule's TEL and the method that found it, the
+best bound and the method that proved it, the gap, the seconds, and (``--log``) the
+improvement log. Targets (2 cores): gap <= 2 % at n = 30 (scaled-mix seeds 0-2) within 60 s,
+<= 5 % at n = 200 within 5 minutes, <= 5 % on the default instance (n = 2000) within 10 minutes.
+
+Run (about 16 minutes)::
+
+    .venv/bin/python benchmarks/bench_certify.py
+    .venv/bin/python benchmarks/bench_certify.py --cases mix30 --log
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from tabulate import tabulate
+
+from lpsched.generators.small import scaled_mix
+from lpsched.io import read_instance
+from lpsched.solvers.certify import certify
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CASES = {
+    "mix30": [
+        (f"scaled-mix n=30 s{seed}", lambda s=seed: scaled_mix(30, s), 60.0) for seed in (0, 1, 2)
+    ],
+    "mix200": [("scaled-mix n=200 s0", lambda: scaled_mix(200, 0), 300.0)],
+    "default": [
+        (
+            "default n=2000",
+            lambda: read_instance(os.path.join(HERE, "..", "instances", "default.json")),
+            600.0,
+        )
+    ],
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every time limit")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--log", action="store_true", help="print each improvement log")
+    parser.add_argument("--json", help="also write the rows as JSON lines to this file")
+    args = parser.parse_args()
+    rows = []
+    for group in args.cases:
+        for label, make, limit in CASES[group]:
+            res = certify(make(), limit * args.scale, threads=args.threads)
+            row = {
+                "case": label,
+                "limit s": limit * args.scale,
+                "TEL": res.objective,
+                "found by": res.schedule.policy,
+                "bound": round(res.bound, 2),
+                "proved by": res.bound_method,
+                "gap %": round(100 * res.gap, 2),
+                "status": res.status,
+                "seconds": round(res.runtime_s, 1),
+            }
+            rows.append(row)
+            print(tabulate([row], headers="keys", tablefmt="github"), flush=True)
+            if args.log:
+                print(res.summary(), flush=True)
+            if args.json:
+                with open(args.json, "a") as f:
+                    f.write(
+                        json.dumps(
+                            {
+                                **row,
+                                "log": [e.to_dict() for e in res.log],
+                                "methods": res.info["methods"],
+                            }
+                        )
+                        + "\n"
+                    )
+    print()
+    print(tabulate(rows, headers="keys", tablefmt="github"))
+
+
+if __name__ == "__main__":
+    main()

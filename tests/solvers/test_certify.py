@@ -1,0 +1,165 @@
+"""lpsched.certify: the best schedule, a valid bound, an honest status, at every size."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from brute_force import brute_force_tel, tiny_instances
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+
+import lpsched
+from lpsched.cli import main
+from lpsched.generators.small import scaled_mix
+from lpsched.instance import Instance
+from lpsched.io import read_instance, read_schedule
+from lpsched.policies.local_search import best_heuristic
+from lpsched.solvers import certify as certify_module
+from lpsched.solvers.certify import CertifyInterrupted, certify, certify_plan
+
+SHIPPED = {  # proven optima (instances/README.md)
+    "instances/exact/mix10-s1.json": 74,
+    "instances/exact/mix12-s1.json": 114,
+    "instances/exact/mix12-s4-online.json": 106,
+}
+
+
+def _consistent(res, inst: Instance) -> None:
+    """Every result: a feasible schedule of ``inst`` with the reported TEL, bound <= TEL, the
+    gap and status as defined, the log in time order and monotone per side."""
+    res.schedule.check()
+    assert res.schedule.instance is inst
+    assert res.objective == res.schedule.tel
+    assert res.bound <= res.objective + 1e-9
+    assert math.isclose(res.gap, (res.objective - res.bound) / res.objective, abs_tol=1e-12)
+    closed = math.ceil(res.bound - 1e-6) >= res.objective
+    assert res.status == ("optimal" if closed else "gap")
+    times = [e.time_s for e in res.log]
+    assert times == sorted(times)
+    ups = [e.value for e in res.log if e.side == "upper"]
+    lows = [e.value for e in res.log if e.side == "lower"]
+    assert ups == sorted(ups, reverse=True) and ups[-1] == res.objective
+    assert lows == sorted(lows)
+    if res.status == "gap":
+        assert res.bound == lows[-1]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(max_n=5))
+def test_certify_never_claims_more_than_the_brute_force_optimum(inst):
+    opt = brute_force_tel(inst)
+    res = certify(inst, time_limit=20, threads=1)
+    _consistent(res, inst)
+    assert res.bound <= opt + 1e-6 <= res.objective + 1e-6
+    if res.status == "optimal":
+        assert res.objective == opt
+
+
+@pytest.mark.parametrize("path", sorted(SHIPPED))
+def test_certify_proves_the_shipped_optima(path):
+    inst = read_instance(path)
+    res = certify(inst, time_limit=60, threads=1)
+    _consistent(res, inst)
+    assert res.status == "optimal" and res.objective == SHIPPED[path]
+    assert res.to_dict() == {
+        "status": "optimal",
+        "objective": SHIPPED[path],
+        "bound": float(SHIPPED[path]),
+        "bound_method": res.bound_method,
+        "gap": 0.0,
+        "runtime_s": res.runtime_s,
+    }
+
+
+def test_arrivals_keep_the_instance_axis():
+    inst = read_instance("instances/exact/mix12-s4-online.json")
+    late = Instance.from_arrays(
+        inst.prefill, inst.decode, inst.memory, inst.arrival + 1000, name="late"
+    )
+    res = certify(late, time_limit=30, threads=1)
+    _consistent(res, late)
+    assert res.objective == 106 and res.schedule.start.min() >= 1000
+
+
+def test_plans_by_size():
+    small = scaled_mix(12, 1)
+    assert certify_plan(small, best_heuristic(small))["size"] == "small"
+    medium = scaled_mix(200, 0)
+    assert certify_plan(medium, best_heuristic(medium))["size"] == "medium"
+    large = read_instance("instances/default.json")
+    plan = certify_plan(large, best_heuristic(large))
+    assert plan["size"] == "large" and "colgen" in plan["methods"]
+
+
+def _patched_plan(monkeypatch, runner):
+    monkeypatch.setitem(certify_module.PLANS, "small", (("fake", 1.0),))
+    monkeypatch.setitem(certify_module._RUNNERS, "fake", runner)
+
+
+def test_a_failing_method_is_reported_and_the_result_stands(monkeypatch):
+    def fails(ctx, budget):
+        raise ValueError("model too large for this test")
+
+    _patched_plan(monkeypatch, fails)
+    inst = scaled_mix(8, 0)
+    res = certify(inst, time_limit=5)
+    _consistent(res, inst)
+    assert res.info["methods"]["fake"] == "failed: model too large for this test"
+
+
+def test_an_infeasible_candidate_is_never_kept(monkeypatch):
+    def offers_overflow(ctx, budget):
+        ctx.tracker.offer_schedule("fake", lpsched.Schedule(ctx.instance, np.zeros(ctx.instance.n)))
+
+    _patched_plan(monkeypatch, offers_overflow)
+    inst = scaled_mix(12, 1)  # all starting at 0 overflows M = 50
+    res = certify(inst, time_limit=5)
+    _consistent(res, inst)
+    assert res.schedule.policy != "fake"
+    assert res.info["rejected"][0].startswith("fake: ")
+
+
+def test_a_bound_above_a_feasible_tel_is_rejected(monkeypatch):
+    def too_high(ctx, budget):
+        ctx.tracker.offer_bound("fake", 10.0**9)
+
+    _patched_plan(monkeypatch, too_high)
+    inst = scaled_mix(8, 0)
+    res = certify(inst, time_limit=5)
+    _consistent(res, inst)
+    assert res.bound_method == "combinatorial"
+    assert res.info["rejected"] == [f"fake: bound 1e+09 above a feasible TEL {res.objective}"]
+
+
+def test_ctrl_c_returns_the_best_so_far(monkeypatch):
+    def interrupted(ctx, budget):
+        ctx.tracker.offer_bound("fake", 1.0)
+        raise KeyboardInterrupt
+
+    _patched_plan(monkeypatch, interrupted)
+    inst = scaled_mix(12, 1)
+    with pytest.raises(CertifyInterrupted) as caught:
+        certify(inst, time_limit=5)
+    res = caught.value.result
+    _consistent(res, inst)
+    assert res.info["interrupted"] and res.schedule.tel == best_heuristic(inst).tel
+
+
+def test_cli_certify_json_and_schedule(tmp_path):
+    out = tmp_path / "best.json"
+    path = "instances/exact/mix10-s1.json"
+    r = CliRunner().invoke(
+        main, ["certify", path, "--time-limit", "30", "--threads", "1", "--json", "-o", str(out)]
+    )
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.output)
+    assert set(got) == {"status", "objective", "bound", "bound_method", "gap", "runtime_s"}
+    assert got["status"] == "optimal" and got["objective"] == 74 and got["gap"] == 0.0
+    sched = read_schedule(out, read_instance(path))
+    assert sched.tel == 74
+    text = CliRunner().invoke(main, ["certify", path, "--time-limit", "30"])
+    assert text.exit_code == 0
+    assert "status      optimal" in text.output and "improvements:" in text.output
