@@ -1,0 +1,629 @@
+"""The LP relaxation of the time-indexed model at the paper's scale, by column generation.
+
+At n = 2000 (the default instance: ``T1 = sum o = 437,947`` rounds) the LP of SPEC section 3
+has about ``n T`` columns, far beyond what can be built. :func:`colgen_lp_bound` solves it
+without building them: a *restricted master* holds the ``assign`` rows, the ``memory`` rows of
+the rounds some column covers (a missing row has dual 0), and a subset of the columns
+``(i, k)``, started from feasible schedules. With the duals ``u_i`` of ``assign`` and
+``lambda_t >= 0`` of ``memory`` (``-row_dual`` as HiGHS reports it: ``d = c - A^T y`` and
+``y_t <= 0`` for a ``<=`` row of a minimisation), the reduced cost of request ``i`` started at
+``k`` is ::
+
+    d_ik = (k + o_i - a_i) - u_i + sum_{t=k+1}^{k+o_i} lambda_t (s_i + t - k),
+
+an O(1) expression in the prefix sums ``P0(t) = sum_{r<=t} lambda_r`` and
+``P1(t) = sum_{r<=t} r lambda_r``, so one scan over the starts prices a request
+(:func:`price_starts`, a kernel). Beyond the last round with ``lambda_t > 0`` the memory term is
+0 and the cost grows with ``k``, so the scan stops there (at the last ``lambda_t != 0``).
+
+The anytime bound is the Lagrangian (Farley) bound: relaxing the memory rows with prices
+``lambda_t`` ::
+
+    L(lambda) = sum_i min_k [c_ik + sum_t lambda_t a_t(i, k)] - M sum_t max(lambda_t, 0)
+
+is at most the LP value for *every* real ``lambda`` (weak duality: for an LP-feasible ``x``
+with memory ``m_t(x)`` in ``[0, M]``, ``sum c x >= sum c x + sum_t lambda_t m_t(x) - M sum_t
+max(lambda_t, 0) >= L(lambda)``, the minimum taken over every column of the horizon and
+windows, not only the master's; the usual ``lambda >= 0`` case, and a slightly negative
+``lambda_t`` from HiGHS' dual tolerance costs nothing). The LP value is at most the optimal TEL
+(the windows keep every optimal schedule, :mod:`lpsched.formulations.horizon`). The pricing
+scan computes exactly these minima, so every iteration gives a valid bound; the best one is
+reported (``on_bound``, ``bound``). When no column has a negative reduced cost the master value
+*is* the LP value, and the bound at the master's duals equals it.
+
+Time-indexed column generation is degenerate and tails off. Three remedies (measured in
+``benchmarks/bench_colgen.py``):
+
+* A subgradient ascent on ``L`` first (:func:`_ascent`, Polyak steps towards the TEL of the
+  schedule): one pricing scan per step and no LP, so it runs at n = 2000 where one master
+  solve takes minutes; its best ``lambda`` is the first stability centre and the cheapest
+  starts of its last improving steps are columns of the master.
+* Wentges smoothing: price at ``lambda_sep = alpha lambda_center + (1 - alpha) lambda_master``,
+  ``lambda_center`` the duals of the best Lagrangian bound so far; add the starts found there
+  that have a negative reduced cost at the master's duals; on a *mis-pricing* (none), price at
+  the master's duals instead (so the method is exact: it stops only when no column prices out).
+* Many columns per iteration: the best start of every request (``assign`` unit) with a
+  negative reduced cost.
+
+Identical requests (same ``s_i, o_i, a_i``) share one unit, as in the aggregated matrix of
+:mod:`lpsched.formulations.time_indexed` (same LP value). The master is one HiGHS model kept
+across iterations: columns are added with ``addCols`` and HiGHS re-solves from its basis.
+
+Source: the LP of SPEC section 3; column generation for time-indexed scheduling: van den
+Akker, Hurkens and Savelsbergh, INFORMS J. Computing 12 (2000); Wentges smoothing and its
+mis-pricing rule: Wentges, ITOR 4 (1997), Pessoa, Sadykov, Uchoa and Vanderbeck, INFORMS J.
+Computing 30 (2018); subgradient optimisation: Held, Wolfe and Crowder, Math. Prog. 6 (1974).
+The prefix-sum pricing, the master without empty rows and the combination are ours.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..executor import execute
+from ..formulations.horizon import start_windows, tight_horizon
+from ..formulations.time_indexed import _units
+from ..instance import Instance
+from ..kernels import jit
+from ..policies.local_search import LIST_ORDERS, best_heuristic
+from ..schedule import Schedule
+from . import highs
+from .result import BoundResult
+from .solve import check_threads, check_time_limit, shift_arrivals
+
+__all__ = ["colgen_lp_bound", "price_starts", "memory_use", "compress_idle"]
+
+
+@jit
+def price_starts(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    s: np.ndarray,
+    o: np.ndarray,
+    a: np.ndarray,
+    p0: np.ndarray,
+    p1: np.ndarray,
+    last: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cheapest start of every unit under memory prices ``lambda`` (the pricing scan).
+
+    Parameters
+    ----------
+    lo, hi : ndarray of int64, shape (U,)
+        Start window of each unit (rounds).
+    s, o, a : ndarray of int64, shape (U,)
+        Prefill s_i (tokens), decode o_i (tokens = rounds) and arrival a_i (round) of each unit.
+    p0, p1 : ndarray of float64, shape (R + 1,)
+        Prefix sums ``p0[t] = sum_{r<=t} lambda_r`` and ``p1[t] = sum_{r<=t} r lambda_r``
+        (``p0[0] = p1[0] = 0``); ``lambda_t = 0`` for ``t > R``.
+    last : int
+        The last round with ``lambda_t != 0`` (0 if none).
+
+    Returns
+    -------
+    start : ndarray of int64, shape (U,)
+        ``argmin_k`` (the first one on ties) of ``c_k + sum_{t=k+1}^{k+o} lambda_t (s + t - k)``
+        over ``k in [lo, hi]``, ``c_k = k + o - a`` (rounds).
+    value : ndarray of float64, shape (U,)
+        That minimum.
+
+    Notes
+    -----
+    O(sum_u (min(hi_u, max(lo_u, last)) - lo_u + 1)): for ``k >= last`` the memory term is 0
+    and ``c_k`` grows, so no later start is cheaper. Source: ours.
+    """
+    n_units = lo.size
+    big = p0.size - 1
+    start = np.empty(n_units, dtype=np.int64)
+    value = np.empty(n_units, dtype=np.float64)
+    for u in range(n_units):
+        stop = min(hi[u], max(lo[u], last))
+        best_k = lo[u]
+        best_v = np.inf
+        for k in range(lo[u], stop + 1):
+            k0 = min(k, big)
+            k1 = min(k + o[u], big)
+            v = (k + o[u] - a[u]) + (s[u] - k) * (p0[k1] - p0[k0]) + (p1[k1] - p1[k0])
+            if v < best_v:
+                best_v = v
+                best_k = k
+        start[u] = best_k
+        value[u] = best_v
+    return start, value
+
+
+@jit
+def memory_use(
+    start: np.ndarray, s: np.ndarray, o: np.ndarray, count: np.ndarray, rounds: int
+) -> np.ndarray:
+    """KV-cache memory per round of the columns ``(u, start[u])``, each taken ``count[u]`` times.
+
+    Parameters
+    ----------
+    start, s, o, count : ndarray of int64, shape (U,)
+        Start ``k_u`` (round), prefill s_u and decode o_u (tokens), multiplicity ``c_u``.
+    rounds : int
+        Last round counted (later rounds are dropped).
+
+    Returns
+    -------
+    ndarray of float64, shape (rounds + 1,)
+        ``m[t] = sum_u c_u (s_u + t - k_u)`` over ``k_u < t <= k_u + o_u`` (tokens); ``m[0] = 0``.
+
+    Notes
+    -----
+    O(sum_u o_u). Source: SPEC section 2 (the memory of a round).
+    """
+    use = np.zeros(rounds + 1)
+    for u in range(start.size):
+        for j in range(1, o[u] + 1):
+            t = start[u] + j
+            if t > rounds:
+                break
+            use[t] += count[u] * (s[u] + j)
+    return use
+
+
+def compress_idle(instance: Instance, start: np.ndarray) -> np.ndarray:
+    """Starts with every idle round after the last arrival removed (rounds).
+
+    A round ``t > max_i a_i`` in which nothing runs is removed by moving every start
+    ``p_j >= t`` one round earlier: still ``>= a_j``, the same memory in every round (moved),
+    a smaller TEL. Afterwards ``C_max <= max_i a_i + sum_i o_i = T1`` (the argument of
+    :mod:`lpsched.formulations.horizon`), so the schedule is a column set of every valid
+    horizon.
+
+    Parameters
+    ----------
+    instance : Instance
+    start : ndarray of int64, shape (n,)
+        Starts of a feasible schedule.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Source: ours.
+    """
+    start = np.asarray(start, dtype=np.int64)
+    end = start + instance.decode
+    floor = int(instance.arrival.max())
+    order = np.argsort(start, kind="stable")
+    out = start.copy()
+    shift, reach = 0, floor  # rounds floor+1 .. reach are busy (or before the last arrival)
+    for j in order.tolist():
+        p = int(start[j])
+        if p > reach:  # rounds reach+1 .. p are idle, all after the last arrival
+            shift += p - reach
+        out[j] = p - shift
+        reach = max(reach, int(end[j]))
+    return out
+
+
+class _Master:
+    """The restricted master LP in one HiGHS model: ``assign`` rows ``0..U-1`` (``= c_u``),
+    ``memory[t] <= M`` rows ``U + t - 1`` for the rounds ``t = 1..R`` some column covers, and
+    the columns ``(u, k)`` added so far (``o_u + 1`` non-zeros each). Solved by the primal
+    simplex: added columns keep the basis primal feasible (measured faster than HiGHS'
+    default choice in ``benchmarks/bench_colgen.py``)."""
+
+    def __init__(self, count, s, o, a, M: int, threads: int | None):
+        self.h = highs.new_highs()
+        if threads is not None:
+            import highspy
+
+            highspy.Highs.resetGlobalScheduler(True)  # as highs.build_highs: one pool per size
+            self.h.setOptionValue("threads", threads)
+        self.h.setOptionValue("simplex_strategy", 4)  # primal
+        self.count, self.s, self.o, self.a, self.M = count, s, o, a, float(M)
+        self.U = int(count.size)
+        self.R = 0
+        self.seen: set[tuple[int, int]] = set()
+        self.ncol = 0
+        self.nnz = 0
+        c = count.astype(np.float64)
+        self._add_rows(c, c)
+
+    def _add_rows(self, lower: np.ndarray, upper: np.ndarray) -> None:
+        m = int(lower.size)
+        empty = np.zeros(0, dtype=np.int32)
+        self.h.addRows(m, lower, upper, 0, np.zeros(m, dtype=np.int32), empty, np.zeros(0))
+
+    def add(self, units: np.ndarray, starts: np.ndarray) -> int:
+        """Add the columns ``(units[j], starts[j])`` not in the master yet; their number."""
+        keep = [
+            j
+            for j, key in enumerate(zip(units.tolist(), starts.tolist(), strict=True))
+            if key not in self.seen
+        ]
+        if not keep:
+            return 0
+        u, k = units[keep], starts[keep]
+        self.seen.update(zip(u.tolist(), k.tolist(), strict=True))
+        o, s = self.o[u], self.s[u]
+        reach = int((k + o).max())
+        if reach > self.R:  # the memory rows of the rounds the new columns cover
+            extra = reach - self.R
+            self._add_rows(np.full(extra, -np.inf), np.full(extra, self.M))
+            self.R = reach
+        m = int(u.size)
+        length = o + 1
+        indptr = np.concatenate(([0], np.cumsum(length)))
+        nnz = int(indptr[-1])
+        col = np.repeat(np.arange(m), length)
+        pos = np.arange(nnz) - indptr[:-1][col]  # 0: assign row; j >= 1: round k + j
+        index = np.where(pos == 0, u[col], self.U + k[col] + pos - 1).astype(np.int32)
+        value = np.where(pos == 0, 1.0, (s[col] + pos).astype(np.float64))
+        cost = (k + o - self.a[u]).astype(np.float64)
+        upper = self.count[u].astype(np.float64)
+        self.h.addCols(m, cost, np.zeros(m), upper, nnz, indptr[:-1].astype(np.int32), index, value)
+        self.ncol += m
+        self.nnz += nnz
+        return m
+
+    def solve(self, deadline: float | None) -> bool:
+        """Re-solve from the current basis; False if a limit or HiGHS stopped it short.
+
+        Raises ``KeyboardInterrupt`` on Ctrl-C (HiGHS is stopped first)."""
+        import highspy
+
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return False
+            # HiGHS' clock runs on over the runs of one model
+            self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
+        if highs.run_highs(self.h, deadline):
+            raise KeyboardInterrupt
+        return self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+    def value(self) -> float:
+        """The master's optimum (rounds)."""
+        return float(self.h.getInfo().objective_function_value)
+
+    def duals(self) -> tuple[np.ndarray, np.ndarray]:
+        """``u`` (shape (U,)) and ``lambda = -y_memory`` (shape (R + 1,), ``lambda[0] = 0``;
+        ``>= 0`` up to HiGHS' dual tolerance)."""
+        y = np.asarray(self.h.getSolution().row_dual, dtype=np.float64)
+        lam = np.zeros(self.R + 1)
+        lam[1:] = -y[self.U :]
+        return y[: self.U], lam
+
+
+class _Pricer:
+    """Prices every unit under a memory-dual vector with :func:`price_starts`."""
+
+    def __init__(self, lo, hi, s, o, a, count, M: int):
+        self.lo, self.hi, self.s, self.o, self.a = lo, hi, s, o, a
+        self.count = count.astype(np.float64)
+        self.M = float(M)
+        self.seconds = 0.0
+
+    def __call__(self, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(start, value, L(lambda))`` for ``lam`` of shape (R + 1,) (``lam[0]`` unused)."""
+        t0 = time.perf_counter()
+        rounds = np.arange(lam.size, dtype=np.float64)
+        p0 = np.cumsum(lam)
+        p1 = np.cumsum(rounds * lam)
+        nonzero = np.flatnonzero(lam)
+        last = int(nonzero[-1]) if nonzero.size else 0
+        start, value = price_starts(self.lo, self.hi, self.s, self.o, self.a, p0, p1, last)
+        bound = float(self.count @ value - self.M * np.maximum(lam, 0.0).sum())
+        self.seconds += time.perf_counter() - t0
+        return start, value, bound
+
+
+def _seed_schedules(
+    instance: Instance, schedule: Schedule, policies: Sequence[str]
+) -> list[np.ndarray]:
+    """Start vectors of the initial columns: ``schedule`` with its idle rounds removed (fits
+    every valid horizon) and each list policy of ``policies``, strict and with backfill."""
+    starts = [compress_idle(instance, schedule.start)]
+    for name in policies:
+        order = LIST_ORDERS[name](instance)
+        for backfill in (False, True):
+            starts.append(
+                compress_idle(instance, execute(instance, order, backfill=backfill).start)
+            )
+    return starts
+
+
+def colgen_lp_bound(
+    instance: Instance,
+    schedule: Schedule | None = None,
+    *,
+    time_limit: float | None = 60.0,
+    threads: int | None = None,
+    on_bound: Callable[[float], None] | None = None,
+    horizon: int | None = None,
+    windows: bool = True,
+    alpha: float = 0.5,
+    seed_policies: Sequence[str] = ("fcfs", "mcsf", "size", "sorted-f"),
+    tol: float = 1e-7,
+    max_iterations: int | None = None,
+    ascent: int = 2000,
+    ascent_share: float = 1.0,
+) -> BoundResult:
+    """The LP relaxation of SPEC section 3 by column generation, with an anytime bound.
+
+    Parameters
+    ----------
+    instance : Instance
+        Requests ``(s_i, o_i, a_i)`` and the KV-cache budget ``M`` (tokens); arrivals from any
+        round on (solved on the axis shifted by the earliest arrival, which changes no bound).
+    schedule : Schedule, optional
+        A feasible schedule: its TEL ``UB`` gives the horizon ``min(T1, T2)`` and the start
+        windows (:func:`~lpsched.formulations.horizon.tight_horizon`), its starts the first
+        columns. Default: the best list policy
+        (:func:`~lpsched.policies.local_search.best_heuristic`).
+    time_limit : float or None, default 60
+        Seconds for the whole call (seeds and master solves included); the best bound so far
+        is returned when it runs out.
+    threads : int, optional
+        HiGHS threads.
+    on_bound : callable, optional
+        Called with every strictly better Lagrangian bound (rounds), as found.
+    horizon : int, optional
+        ``T`` in rounds after the earliest arrival, ``>= min(T1, T2)``.
+    windows : bool, default True
+        Start windows ``p_i <= a_i + UB - sum o``; False: ``K_i = {a_i .. T - o_i}``.
+    alpha : float, default 0.5
+        Wentges smoothing weight in ``[0, 1)`` of the stability centre (0: plain column
+        generation).
+    seed_policies : sequence of str
+        List policies (:data:`~lpsched.policies.local_search.LIST_ORDERS`) whose schedules,
+        strict and with backfill, are initial columns besides ``schedule``.
+    tol : float, default 1e-7
+        Converged when ``master - bound <= tol * max(1, master)``.
+    max_iterations : int, optional
+        Stop after this many master solves.
+    ascent : int, default 2000
+        Most steps of the subgradient ascent before the master (0: none); it also ends when
+        it stalls (``theta < 1e-6``), after 200-400 steps at n <= 200.
+    ascent_share : float, default 1.0
+        Share of ``time_limit`` the ascent may use, in ``(0, 1]``. At n = 2000 the ascent
+        still improves after 600 s while the first master is not solved in 600 s
+        (``benchmarks/bench_colgen.py``), so by default it may use all of it.
+
+    Returns
+    -------
+    BoundResult
+        ``method="lp-colgen"``, ``bound`` the best Lagrangian bound (valid whenever the call
+        stops), ``horizon`` ``T``; ``info``: ``converged``, ``lp_value`` (the master value,
+        when converged), ``master_value`` (last), ``iterations``, ``columns``, ``rows``,
+        ``nonzeros``, ``mispricings``, ``master_s``, ``pricing_s``, ``seed_s``, ``ascent_s``,
+        ``ascent_steps``, ``ascent_bound`` (the ascent's best), ``history``
+        (``(seconds, bound, master value)`` per iteration), ``time_shift``.
+
+    Raises
+    ------
+    ValueError
+        ``time_limit``, ``threads``, ``alpha``, ``ascent`` or ``ascent_share`` out of range, or an
+        unknown seed policy.
+    HorizonError
+        ``horizon`` below ``min(T1, T2)``.
+    InfeasibleScheduleError
+        ``schedule`` infeasible.
+    KeyboardInterrupt
+        Ctrl-C during a master solve (HiGHS is stopped first; ``on_bound`` has had every
+        improvement).
+
+    Notes
+    -----
+    Validity: every reported bound is ``L(lambda)`` for some ``lambda`` (the ascent's, the
+    master's duals or their smoothed mix), at most the LP value at this horizon and windows,
+    which is at most the optimal TEL (module docstring).
+    Source: SPEC section 3; the method's sources are in the module docstring.
+    """
+    time_limit = check_time_limit(time_limit)
+    threads = check_threads(threads)
+    if not 0.0 <= alpha < 1.0:
+        raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+    if isinstance(ascent, bool) or not isinstance(ascent, numbers.Integral) or ascent < 0:
+        raise ValueError(f"ascent must be a non-negative integer (steps), got {ascent!r}")
+    if not 0.0 < ascent_share <= 1.0:
+        raise ValueError(f"ascent_share must be a number in (0, 1], got {ascent_share!r}")
+    unknown = [p for p in seed_policies if p not in LIST_ORDERS]
+    if unknown:
+        raise ValueError(
+            f"unknown seed policy {unknown[0]!r}; choose from {', '.join(LIST_ORDERS)}"
+        )
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    instance, shift = shift_arrivals(instance)
+    if schedule is None:
+        schedule = best_heuristic(instance)
+    elif shift:
+        schedule = Schedule(instance, np.asarray(schedule.start) - shift)
+    hz = tight_horizon(instance, schedule, horizon)
+    slack = hz.slack if windows else None
+    members = _units(instance, aggregate=True)
+    first = np.array([int(m[0]) for m in members], dtype=np.int64)
+    unit_of = np.empty(instance.n, dtype=np.int64)
+    for u, mem in enumerate(members):
+        unit_of[mem] = u
+    count = np.array([m.size for m in members], dtype=np.int64)
+    lo_r, hi_r = start_windows(instance, hz.T, slack)
+    lo, hi = lo_r[first], hi_r[first]
+    s = instance.prefill[first].astype(np.int64)
+    o = instance.decode[first].astype(np.int64)
+    a = instance.arrival[first].astype(np.int64)
+
+    master = _Master(count, s, o, a, instance.memory, threads)
+    price = _Pricer(lo, hi, s, o, a, count, instance.memory)
+    for seed in _seed_schedules(instance, schedule, seed_policies):
+        fits = (seed >= lo[unit_of]) & (seed <= hi[unit_of])
+        master.add(unit_of[fits], seed[fits])
+    seed_s = time.perf_counter() - t0
+
+    best = -np.inf
+    center: np.ndarray | None = None
+    history: list[tuple[float, float, float]] = []
+    info: dict[str, Any] = {"converged": False, "iterations": 0, "mispricings": 0}
+    master_s = 0.0
+    z = np.inf
+
+    def offer(value: float, lam: np.ndarray) -> None:
+        nonlocal best, center
+        if value > best:
+            best, center = value, lam
+            if on_bound is not None:
+                on_bound(value)
+
+    _, _, trivial = price(np.zeros(1))  # lambda = 0: sum_i min_k c_ik = sum o_i
+    offer(trivial, np.zeros(1))
+    units = np.arange(lo.size, dtype=np.int64)
+    if ascent > 0:
+        t1 = time.perf_counter()
+        end = None if deadline is None else t1 + ascent_share * (deadline - t1)
+        steps, starts = _ascent(
+            price, s, o, count, instance.memory, hz.T, schedule.tel, end, ascent, offer
+        )
+        for k in starts:
+            master.add(units, k)
+        info["ascent_steps"] = steps
+        info["ascent_s"] = time.perf_counter() - t1
+        info["ascent_bound"] = best
+    while max_iterations is None or info["iterations"] < max_iterations:
+        t1 = time.perf_counter()
+        solved = master.solve(deadline)
+        master_s += time.perf_counter() - t1
+        if not solved:
+            info["stopped"] = master.h.modelStatusToString(master.h.getModelStatus())
+            break
+        info["iterations"] += 1
+        z = master.value()
+        u_dual, lam_m = master.duals()
+        # the columns in the master are optimal at the master's duals: price them there
+        start_m, value_m, bound_m = price(lam_m)
+        offer(bound_m, lam_m)
+        new = 0
+        if alpha > 0.0 and center is not None:
+            lam_c = np.zeros(lam_m.size)
+            lam_c[: min(center.size, lam_m.size)] = center[: lam_m.size]
+            lam_s = alpha * lam_c + (1.0 - alpha) * lam_m
+            start_s, _, bound_s = price(lam_s)
+            offer(bound_s, lam_s)
+            rc = _reduced_costs(start_s, s, o, a, lam_m) - u_dual
+            neg = rc < -_rc_eps(z)
+            new = master.add(units[neg], start_s[neg])
+            if not new:
+                info["mispricings"] += 1
+        neg_m = value_m - u_dual < -_rc_eps(z)
+        if not new:
+            new = master.add(units[neg_m], start_m[neg_m])
+        history.append((time.perf_counter() - t0, best, z))
+        if z - best <= tol * max(1.0, abs(z)) or not new:
+            info["converged"] = True
+            info["lp_value"] = z
+            break
+        if deadline is not None and time.perf_counter() >= deadline:
+            info["stopped"] = "time limit"
+            break
+    info.update(
+        master_value=None if not np.isfinite(z) else z,
+        columns=master.ncol,
+        rows=master.U + master.R,
+        nonzeros=master.nnz,
+        master_s=master_s,
+        pricing_s=price.seconds,
+        seed_s=seed_s,
+        alpha=alpha,
+        history=history,
+        T=hz.T,
+        slack=slack,
+    )
+    if shift:
+        info["time_shift"] = shift
+    return BoundResult(
+        method="lp-colgen",
+        bound=float(best),
+        runtime_s=time.perf_counter() - t0,
+        horizon=hz.T,
+        info=info,
+    )
+
+
+def _ascent(
+    price: _Pricer,
+    s: np.ndarray,
+    o: np.ndarray,
+    count: np.ndarray,
+    M: int,
+    rounds: int,
+    target: float,
+    deadline: float | None,
+    iterations: int,
+    on_better: Callable[[float, np.ndarray], None],
+    keep: int = 5,
+) -> tuple[int, list[np.ndarray]]:
+    """Projected subgradient ascent on ``L(lambda)`` over ``lambda >= 0`` (rounds ``1..rounds``).
+
+    Polyak steps ``theta (target - L) / |g|^2`` towards ``target`` (the TEL of a schedule, above
+    the LP value), ``g_t = m_t - M`` the memory of the cheapest starts minus the budget
+    (projected: 0 where ``lambda_t = 0`` and ``g_t < 0``); ``theta`` halves after 10 steps
+    without a better bound. Stops after ``iterations`` steps, at ``deadline``, or when
+    ``theta < 1e-6``. Each better ``L`` and its ``lambda`` (shape (rounds + 1,)) go to
+    ``on_better`` as found.
+
+    Returns
+    -------
+    steps : int
+        Steps taken (pricing scans).
+    starts : list of ndarray of int64, shape (U,)
+        The cheapest starts of the last ``keep`` improving steps (columns for the master).
+
+    Notes
+    -----
+    Every ``L(lambda)`` is a valid bound (module docstring); the ascent only chooses which.
+    Source: Held, Wolfe and Crowder, Math. Prog. 6 (1974) (subgradient optimisation with
+    Polyak steps); ours for this model.
+    """
+    lam = np.zeros(rounds + 1)
+    best = -np.inf
+    starts: list[np.ndarray] = []
+    theta, stall, steps = 1.0, 0, 0
+    while steps < iterations:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        start, _, value = price(lam)
+        steps += 1
+        if value > best:
+            best, stall = value, 0
+            on_better(value, lam)
+            starts = [*starts[-(keep - 1) :], start]
+        else:
+            stall += 1
+            if stall >= 10:
+                theta, stall = theta / 2, 0
+                if theta < 1e-6:
+                    break
+        g = memory_use(start, s, o, count, rounds) - M
+        g[0] = 0.0
+        g[(lam <= 0.0) & (g < 0.0)] = 0.0
+        norm = float(g @ g)
+        if norm == 0.0:  # the cheapest starts fit: L(lambda) is the LP value
+            break
+        lam = np.maximum(0.0, lam + theta * (target - value) / norm * g)
+    return steps, starts
+
+
+def _rc_eps(z: float) -> float:
+    """Reduced-cost tolerance for adding a column (rounds): relative to the master value."""
+    return 1e-9 * max(1.0, abs(z))
+
+
+def _reduced_costs(
+    start: np.ndarray, s: np.ndarray, o: np.ndarray, a: np.ndarray, lam: np.ndarray
+) -> np.ndarray:
+    """``c + sum_t lambda_t a_t`` of the columns ``(u, start[u])`` for every unit ``u``."""
+    p0 = np.cumsum(lam)
+    p1 = np.cumsum(np.arange(lam.size, dtype=np.float64) * lam)
+    big = lam.size - 1
+    k0 = np.minimum(start, big)
+    k1 = np.minimum(start + o, big)
+    return (start + o - a) + (s - start) * (p0[k1] - p0[k0]) + (p1[k1] - p1[k0])
