@@ -11,13 +11,16 @@ time limit covers the build too; the run goes through
 :func:`~lpsched.solvers.result.run_interruptible` (``CpSolver.solve`` releases the GIL) and
 Ctrl-C calls ``stop_search``. A :class:`~lpsched.solvers.progress.Progress` receives CP-SAT's log
 (``log_callback``, with ``log_to_stdout`` off), every solution (a solution callback) and every
-new bound (``best_bound_callback``). Source: ours (OR-Tools CP-SAT, Perron and Didier).
+new bound (``best_bound_callback``); :func:`configure_solver` and :func:`solution_callback` are
+that set-up, shared with :mod:`.cpsat_intervals`. Source: ours (OR-Tools CP-SAT, Perron and
+Didier).
 """
 
 from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -25,7 +28,7 @@ from ..formulations.time_indexed import TimeIndexedMatrix
 from .progress import Progress
 from .result import Answer, run_interruptible
 
-__all__ = ["BuildTimeout", "build_cpsat", "solve_mip"]
+__all__ = ["BuildTimeout", "build_cpsat", "configure_solver", "solution_callback", "solve_mip"]
 
 #: Rows (or variables) written between two looks at the deadline.
 _CHECK_EVERY = 2048
@@ -102,6 +105,63 @@ def build_cpsat(
     return model
 
 
+def configure_solver(
+    solver,
+    *,
+    remaining: float | None,
+    threads: int | None,
+    mip_gap: float = 0.0,
+    verbose: bool = False,
+    progress: Progress | None = None,
+    on_bound: Callable[[float], None] | None = None,
+) -> None:
+    """Set up a ``CpSolver`` as every lpsched CP-SAT run is: limits, workers, log, bound feed.
+
+    Parameters
+    ----------
+    solver : ortools.sat.python.cp_model.CpSolver
+    remaining : float or None
+        ``max_time_in_seconds`` (seconds), None for no limit.
+    threads : int or None
+        ``num_workers`` (None: CP-SAT's choice, its full portfolio on every core).
+    mip_gap : float
+        ``relative_gap_limit``.
+    verbose : bool
+        ``log_search_progress`` on the standard output (without ``progress``).
+    progress : Progress, optional
+        Receives the log (when its ``log`` is on) and each new bound.
+    on_bound : callable, optional
+        Called with each bound CP-SAT reports (``best_bound_callback``, rounds).
+
+    Notes
+    -----
+    CP-SAT's own SIGINT handler aborts the process when the solve runs in a worker thread
+    (``std::bad_function_call``), so it is off: Python's handler and ``stop_search`` do the job
+    (:func:`~lpsched.solvers.result.run_interruptible`). Source: ours.
+    """
+    p = solver.parameters
+    if remaining is not None:
+        p.max_time_in_seconds = float(remaining)
+    if threads is not None:
+        p.num_workers = int(threads)
+    p.relative_gap_limit = float(mip_gap)
+    p.log_search_progress = bool(verbose)
+    p.catch_sigint_signal = False
+    if progress is not None:
+        p.log_search_progress = progress.log_enabled
+        p.log_to_stdout = False
+        solver.log_callback = progress.log_line
+    if progress is not None or on_bound is not None:
+
+        def bound_feed(b: float) -> None:
+            if progress is not None:
+                progress.update(bound=b)
+            if on_bound is not None:
+                on_bound(b)
+
+        solver.best_bound_callback = bound_feed
+
+
 def solve_mip(
     mat: TimeIndexedMatrix,
     *,
@@ -160,29 +220,17 @@ def solve_mip(
         )
     build_s = time.perf_counter() - t0
     s = cp_model.CpSolver()
-    if deadline is not None:
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            return Answer.without_run(
-                build_s,
-                "time limit reached by the end of the build",
-                limit_reached=True,
-            )
-        s.parameters.max_time_in_seconds = float(remaining)
-    if threads is not None:
-        s.parameters.num_workers = int(threads)
-    s.parameters.relative_gap_limit = float(mip_gap)
-    s.parameters.log_search_progress = bool(verbose)
-    # CP-SAT's own SIGINT handler aborts the process when the solve runs in a worker thread
-    # (std::bad_function_call); Python's handler and stop_search do the job instead.
-    s.parameters.catch_sigint_signal = False
-    callback = None
-    if progress is not None:
-        s.parameters.log_search_progress = progress.log_enabled
-        s.parameters.log_to_stdout = False
-        s.log_callback = progress.log_line
-        s.best_bound_callback = lambda b: progress.update(bound=b)
-        callback = _solution_callback(progress)
+    remaining = None if deadline is None else deadline - time.perf_counter()
+    if remaining is not None and remaining <= 0:
+        return Answer.without_run(
+            build_s,
+            "time limit reached by the end of the build",
+            limit_reached=True,
+        )
+    configure_solver(
+        s, remaining=remaining, threads=threads, mip_gap=mip_gap, verbose=verbose, progress=progress
+    )
+    callback = None if progress is None else solution_callback(progress)
     code, interrupted = run_interruptible(lambda: s.solve(model, callback), s.stop_search, deadline)
     text = s.status_name(code)
     known = (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE, cp_model.UNKNOWN)
@@ -219,18 +267,30 @@ def _solution_callback_class() -> type:
     from ortools.sat.python import cp_model
 
     class SolutionsToProgress(cp_model.CpSolverSolutionCallback):
-        """Hands each CP-SAT solution's TEL and the bound at that moment to a Progress."""
+        """Hands each CP-SAT solution's TEL and the bound at that moment to a Progress, and the
+        callback itself (to read the solution's values) to ``on_solution``."""
 
-        def __init__(self, progress: Progress) -> None:
+        def __init__(
+            self, progress: Progress | None, on_solution: Callable[[object], None] | None
+        ) -> None:
             super().__init__()
             self.progress = progress
+            self.on_solution = on_solution
 
         def on_solution_callback(self) -> None:
-            self.progress.update(incumbent=self.objective_value, bound=self.best_objective_bound)
+            if self.progress is not None:
+                self.progress.update(
+                    incumbent=self.objective_value, bound=self.best_objective_bound
+                )
+            if self.on_solution is not None:
+                self.on_solution(self)
 
     return SolutionsToProgress
 
 
-def _solution_callback(progress: Progress):
-    """A ``CpSolverSolutionCallback`` feeding ``progress`` (OR-Tools imported on first use)."""
-    return _solution_callback_class()(progress)
+def solution_callback(
+    progress: Progress | None = None, on_solution: Callable[[object], None] | None = None
+):
+    """A ``CpSolverSolutionCallback`` feeding ``progress`` and calling ``on_solution(cb)`` on
+    each solution, from CP-SAT's thread (OR-Tools imported on first use). Source: ours."""
+    return _solution_callback_class()(progress, on_solution)
