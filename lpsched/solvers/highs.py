@@ -128,6 +128,7 @@ def build_highs(
     threads: int | None = None,
     verbose: bool = False,
     progress: Progress | None = None,
+    integer_units: np.ndarray | None = None,
 ):
     """A ``highspy.Highs`` holding the model, ready to ``run()``.
 
@@ -148,6 +149,9 @@ def build_highs(
     progress : Progress, optional
         Receives the log (when its ``log`` is on), the incumbent and the bound
         (:func:`attach_progress`).
+    integer_units : ndarray of bool, shape (U,), optional
+        Without ``relax``: only the columns of the units marked True are integer, the others
+        continuous (:mod:`lpsched.solvers.partial_integrality`); None: every column integer.
 
     Returns
     -------
@@ -186,8 +190,12 @@ def build_highs(
     lp.a_matrix_.start_ = mat.indptr.astype(np.int32)
     lp.a_matrix_.index_ = mat.index
     lp.a_matrix_.value_ = mat.value
-    if not relax:
+    if not relax and integer_units is None:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * mat.ncol
+    elif not relax:
+        kinds = np.array([highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger])
+        integer = np.asarray(integer_units, dtype=bool)[mat.col_unit]
+        lp.integrality_ = kinds[integer.astype(np.int64)].tolist()
     h.passModel(lp)
     return h
 
