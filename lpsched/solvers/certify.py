@@ -24,7 +24,8 @@ The plan (:func:`certify_plan`; measured in ``benchmarks/bench_certify.py`` and 
   the time left: its incumbent and its dual bound;
 * ``medium`` (the LP fits in :data:`~lpsched.solvers.solve.AUTO_LP_MAX_NONZEROS`): the LP
   relaxation by column generation (:mod:`.colgen`: the full LP's value, 1 s instead of 30 s
-  at n = 200), partial integrality, the large-neighbourhood search;
+  at n = 200), the large-neighbourhood search, then partial integrality at the horizon of
+  its schedule;
 * ``large``: the LP by column generation (its Lagrangian bound when it does not converge in
   time) and the large-neighbourhood search.
 
@@ -168,14 +169,27 @@ class CertifyResult:
             f"bound       {self.bound:,.6g}   ({self.bound_method})",
             f"gap         {100 * self.gap:.2f}%",
             f"runtime     {self.runtime_s:.1f} s   plan {self.info.get('plan', {}).get('size')}",
-            "improvements:",
+            "improvements (consecutive ones by one method on one side shown as their last):",
         ]
-        for e in self.log:
-            lines.append(f"  {e.time_s:8.2f} s  {e.side:5}  {e.method:20}  {e.value:,.6g}")
+        for e, count in _runs(self.log):
+            more = f"  ({count} steps)" if count > 1 else ""
+            lines.append(f"  {e.time_s:8.2f} s  {e.side:5}  {e.method:20}  {e.value:,.6g}{more}")
         for name, outcome in self.info.get("methods", {}).items():
             if not outcome.startswith("done"):
                 lines.append(f"  {name}: {outcome}")
         return "\n".join(lines)
+
+
+def _runs(log: list[CertifyEvent]) -> list[tuple[CertifyEvent, int]]:
+    """The last event of each run of consecutive events of one method on one side, and the
+    run's length."""
+    runs: list[tuple[CertifyEvent, int]] = []
+    for e in log:
+        if runs and (runs[-1][0].side, runs[-1][0].method) == (e.side, e.method):
+            runs[-1] = (e, runs[-1][1] + 1)
+        else:
+            runs.append((e, 1))
+    return runs
 
 
 class CertifyInterrupted(KeyboardInterrupt):
@@ -379,9 +393,9 @@ PLANS: dict[str, tuple[tuple[str, float], ...]] = {
     ),
     "medium": (
         ("local-search", 0.05),
-        ("colgen", 0.15),
+        ("colgen", 0.1),
+        ("lns", 0.55),
         ("partial-integrality", 0.3),
-        ("lns", 0.5),
     ),
     "large": (
         ("local-search", 0.03),

@@ -162,4 +162,4 @@ def test_cli_certify_json_and_schedule(tmp_path):
     assert sched.tel == 74
     text = CliRunner().invoke(main, ["certify", path, "--time-limit", "30"])
     assert text.exit_code == 0
-    assert "status      optimal" in text.output and "improvements:" in text.output
+    assert "status      optimal" in text.output and "improvements (" in text.output
