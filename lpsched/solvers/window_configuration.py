@@ -1,0 +1,676 @@
+"""The configuration relaxation over windows of ``W`` consecutive rounds (issue 11, item 4).
+
+A research bound: how much of the gap between the time-indexed LP (SPEC section 3) and the
+optimal TEL does a relaxation see whose columns are *integral partial schedules* over a few
+rounds? It is solved by column generation with stabilised duals; the value reported is a
+Lagrangian bound, valid at every iteration.
+
+Definition
+----------
+Take a valid horizon ``T`` with start windows ``K_i = {lo_i .. hi_i}``
+(:func:`~lpsched.formulations.horizon.tight_horizon`: ``T = min(T1, T2)`` and
+``hi_i <= a_i + UB - sum o``; the windows keep every optimal schedule). Columns ``(i, k)``,
+``k in K_i``, cost ``c_{i,k} = k + o_i - a_i`` (rounds), run ``R(i, k) = [k + 1, k + o_i]``. Split
+the rounds ``1..T`` into consecutive windows ``w_j = [jW + 1, min((j + 1) W, T)]``. A
+*configuration* of window ``w`` is a set ``q`` of pairs ``(i, k)`` whose runs meet ``w``, at most
+one per request, whose KV cache fits in every round of ``w``:
+``sum_{(i,k) in q, k < t <= k + o_i} (s_i + t - k) <= M`` for ``t in w``. There is no covering
+requirement: a request may run wholly outside ``w``. ``Q_w`` is the set of all of them (the
+empty set included). The relaxation is the LP::
+
+    minimise    sum_{i,k} c_{i,k} x_{i,k}
+    subject to  sum_k x_{i,k} = 1                                      every request i
+                x_{i,k} = sum_{q in Q_w, (i,k) in q} lambda_{w,q}      every w, (i,k) meeting w
+                sum_{q in Q_w} lambda_{w,q} = 1                        every window w
+                x >= 0, lambda >= 0.
+
+Validity (ours). Every schedule ``p`` with TEL ``<= UB`` (hence every optimal one) lies in the
+windows; set ``x_{i,p_i} = 1`` and, in each window ``w``, ``lambda_{w,q_w} = 1`` for
+``q_w = {(i, p_i) : R(i, p_i) meets w}``, a configuration because ``p`` is feasible. All rows
+hold and the cost is ``TEL(p)``, so the LP value is at most the optimal TEL.
+
+* ``W = 1`` is the per-round configuration LP; it implies every memory row of the time-indexed
+  LP (round ``t``'s memory is ``sum_q lambda_{t,q} m_q(t) <= M``), so ``LP <= bound(1)``.
+* ``W >= T`` (one window) gives the optimum: every run meets the window, so ``sum_k x_{i,k} =
+  1`` forces every configuration with ``lambda > 0`` to hold every request, i.e. to be a
+  feasible schedule; the LP is a convex combination of schedules.
+* Monotone in *nested* windows: if every window of ``W'`` is a union of windows of ``W``
+  (``W`` divides ``W'``: 1 | 2 | 4 | 8, and 1 | 2 | 4 | 12, but not 8 | 12), then
+  ``bound(W) <= bound(W')``. Restrict each configuration ``q'`` of a window ``w'`` to a
+  sub-window ``w``: ``q'|w = {(i,k) in q' : R(i,k) meets w}`` is a configuration of ``w`` and
+  ``lambda_{w,q} = sum_{q' : q'|w = q} lambda_{w',q'}`` satisfies ``w``'s rows with the same
+  ``x``.
+
+Solution method
+---------------
+Column generation on ``lambda`` with every ``x_{i,k}`` in the restricted master; every window
+starts with the empty configuration and the seed schedule's (when it lies in the windows). Let
+``mu_{w,i,k}`` be the duals of the linking rows. Relaxing the linking rows with any multipliers
+``mu`` gives the Lagrangian bound::
+
+    L(mu) = sum_i min_{k in K_i} (c_{i,k} - sum_{w meeting R(i,k)} mu_{w,i,k})
+          + sum_w min_{q in Q_w} sum_{(i,k) in q} mu_{w,i,k}
+
+which is at most the LP value for *every* ``mu`` (weak duality: the relaxed problem keeps the
+assignment simplices and the configuration simplices), so the best ``L`` seen is a valid lower
+bound at any time. The inner minimum is the *pricing problem* of window ``w``: a small binary
+program over the pairs with ``mu_{w,i,k} < 0`` (only those can lower the sum; dropping a pair
+from a configuration keeps it one), at most one start per request, one memory row per round of
+``w``. A one-round window is a knapsack with one item group per request, solved exactly by
+dynamic programming over the tokens used; longer windows are solved by HiGHS, whose dual bound
+(not its incumbent) enters ``L``, so ``L`` stays valid if the MIP stops short. For those, only
+every :data:`EXACT_EVERY`-th round is exact (it gives ``L``); the others add greedy
+configurations (pairs by increasing ``mu`` while they fit), and a greedy round that finds no
+column of negative reduced cost is followed by an exact one.
+
+Stabilisation: a box step. The master is solved with the duals confined to
+``|mu - centre| <= delta`` (two penalty columns per linking row), the centre being the best
+``L`` point so far; a pricing round whose ``L`` beats the centre moves it there (a serious step,
+``delta`` doubled when the point was on the box's edge). The first centre is the better of the
+time-indexed LP's memory duals spread over the linking rows,
+``mu_{w,i,k} = sum_{t in w, t in R(i,k)} y_t (s_i + t - k)``, for which ``L(mu) >= LP``
+(``y_t <= 0``: the assignment term is at least ``sum_i pi_i`` by LP dual feasibility and each
+configuration uses at most ``M`` per round), and the lifted multipliers of a nested ``W'``
+(``start``), for which ``L_W >= L_W'``. Stop when ``L`` reaches the box master's value (within
+``1e-6`` relative): the centre, interior to its box, then maximises the concave ``L`` within
+the box, hence everywhere, so ``L`` is the relaxation's value.
+
+Source: ours (the configuration LP of cutting-stock / bin-packing, Gilmore and Gomory 1961, over
+windows of rounds; the box step of Marsten, Hogan and Blankenship, 1975).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..formulations.horizon import Horizon, tight_horizon
+from ..formulations.time_indexed import TimeIndexedMatrix, resolve_horizon, time_indexed_matrix
+from ..instance import Instance
+from ..schedule import Schedule
+from .highs import new_highs, run_highs
+from .result import BoundResult
+from .solve import check_threads, check_time_limit, exact_horizon, shift_arrivals
+
+__all__ = ["BOX", "EXACT_EVERY", "TOLERANCE", "window_configuration_bound"]
+
+#: Initial half-width of the dual box around the stability centre (rounds).
+BOX = 1.0
+#: Relative gap between the Lagrangian bound and the master value at which the bound converged.
+TOLERANCE = 1e-6
+#: Pricing rounds between exact ones for windows of >= 2 rounds (the others price greedily;
+#: an exact round also follows every greedy round that found no column).
+EXACT_EVERY = 5
+_RC_EPS = 1e-7  # a column enters the master when its reduced cost is below -_RC_EPS
+_MU_EPS = 1e-9  # pricing candidates: linking duals below -_MU_EPS
+
+
+@dataclass(frozen=True, eq=False)
+class _Windows:
+    """The linking rows: one per (window, column of ``mat`` whose run meets the window).
+
+    ``bounds[w] = (first, last)`` rounds of window ``w``; ``link_w``, ``link_col`` the window and
+    the time-indexed column of every linking row (sorted by window, then column);
+    ``first_link[w]`` the first linking row of window ``w`` (length ``nw + 1``).
+    """
+
+    W: int
+    bounds: list[tuple[int, int]]
+    link_w: np.ndarray
+    link_col: np.ndarray
+    first_link: np.ndarray
+
+    @classmethod
+    def build(cls, mat: TimeIndexedMatrix, W: int) -> _Windows:
+        T = mat.T
+        nw = -(-T // W)
+        bounds = [(j * W + 1, min((j + 1) * W, T)) for j in range(nw)]
+        o = mat.instance.decode[mat.col_unit]
+        lo_w = mat.col_start // W  # window of round k + 1
+        hi_w = (mat.col_start + o - 1) // W  # window of round k + o
+        span = hi_w - lo_w + 1
+        link_col = np.repeat(np.arange(mat.ncol, dtype=np.int64), span)
+        offset = np.arange(link_col.size) - np.repeat(np.cumsum(span) - span, span)
+        link_w = lo_w[link_col] + offset
+        order = np.lexsort((link_col, link_w))
+        link_w, link_col = link_w[order], link_col[order]
+        first_link = np.searchsorted(link_w, np.arange(nw + 1)).astype(np.int64)
+        return cls(W, bounds, link_w, link_col, first_link)
+
+    @property
+    def n_windows(self) -> int:
+        return len(self.bounds)
+
+    @property
+    def n_links(self) -> int:
+        return int(self.link_w.size)
+
+
+def _configuration_fits(mat: TimeIndexedMatrix, cols: np.ndarray, first: int, last: int) -> bool:
+    """Exact integer check: the pairs ``cols`` fit in ``M`` in every round ``first..last`` and
+    hold at most one start per request."""
+    inst = mat.instance
+    units = mat.col_unit[cols]
+    if np.unique(units).size != units.size:
+        return False
+    s, o, k = inst.prefill[units], inst.decode[units], mat.col_start[cols]
+    t = np.arange(first, last + 1)[:, None]
+    use = np.where((k < t) & (t <= k + o), s + t - k, 0).sum(axis=1)
+    return bool((use <= inst.memory).all())
+
+
+def _set_time_limit(h, deadline: float) -> None:
+    """HiGHS' ``time_limit`` for a run that must end by ``deadline`` (``perf_counter``): the
+    option bounds the object's run time summed over all its runs, so add what it has used."""
+    h.setOptionValue("time_limit", h.getRunTime() + max(1e-3, deadline - time.perf_counter()))
+
+
+def _group_knapsack(
+    group: np.ndarray, weight: np.ndarray, value: np.ndarray, cols: np.ndarray, capacity: int
+) -> tuple[float, np.ndarray]:
+    """Exact pricing of a one-round window by dynamic programming: at most one item per group
+    (request), total weight (tokens) at most ``capacity``, least total value.
+
+    ``f[c]`` = least value of a choice among the groups seen with weight ``<= c``; one pass per
+    group, ``O(items * capacity)``. Returns ``(value, cols of the items chosen)``.
+    """
+    f = np.zeros(capacity + 1)
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    picks: list[np.ndarray] = []
+    for items in np.split(order, bounds):
+        g = f.copy()
+        pick = np.full(capacity + 1, -1, dtype=np.int64)
+        for j in items.tolist():
+            wj = int(weight[j])
+            if wj > capacity:
+                continue
+            cand = f[: capacity + 1 - wj] + value[j]
+            better = cand < g[wj:]
+            g[wj:] = np.where(better, cand, g[wj:])
+            pick[wj:] = np.where(better, j, pick[wj:])
+        picks.append(pick)
+        f = g
+    chosen = []
+    c = capacity
+    for pick in reversed(picks):
+        j = int(pick[c])
+        if j >= 0:
+            chosen.append(j)
+            c -= int(weight[j])
+    return float(f[capacity]), np.sort(cols[np.array(chosen, dtype=np.int64)])
+
+
+class _Pricer:
+    """The pricing problem of every window, solved as a small binary program by HiGHS."""
+
+    def __init__(self, mat: TimeIndexedMatrix, win: _Windows, threads: int | None) -> None:
+        self.mat, self.win = mat, win
+        self.h = new_highs()
+        if threads is not None:
+            self.h.setOptionValue("threads", threads)
+        self.h.setOptionValue("mip_rel_gap", 0.0)
+        self.h.setOptionValue("mip_abs_gap", 1e-9)
+
+    def greedy(self, w: int, mu: np.ndarray) -> np.ndarray:
+        """A configuration of window ``w`` built greedily: pairs by increasing ``mu``, each
+        taken when its request is free and it fits in every round (a heuristic column)."""
+        win, mat = self.win, self.mat
+        rows = np.arange(win.first_link[w], win.first_link[w + 1])
+        cand = rows[mu[rows] < -_MU_EPS]
+        cand = cand[np.argsort(mu[cand], kind="stable")]
+        cols = win.link_col[cand]
+        first, last = win.bounds[w]
+        units = mat.col_unit[cols]
+        k = mat.col_start[cols]
+        s, o = mat.instance.prefill[units], mat.instance.decode[units]
+        t = np.arange(first, last + 1)[None, :]
+        need = np.where((k[:, None] < t) & (t <= (k + o)[:, None]), (s - k)[:, None] + t, 0)
+        use = np.zeros(last - first + 1, dtype=np.int64)
+        free = np.ones(mat.n_units, dtype=bool)
+        chosen = []
+        for j in range(cols.size):
+            if free[units[j]] and (use + need[j] <= mat.instance.memory).all():
+                use += need[j]
+                free[units[j]] = False
+                chosen.append(int(cols[j]))
+        return np.array(sorted(chosen), dtype=np.int64)
+
+    def price(self, w: int, mu: np.ndarray, deadline: float | None) -> tuple[float, np.ndarray]:
+        """``(bound, cols)``: a lower bound on ``min_{q in Q_w} sum_{(i,k) in q} mu_{w,i,k}``
+        and the columns of the best configuration found (empty when none is negative)."""
+        import highspy
+
+        win, mat = self.win, self.mat
+        rows = np.arange(win.first_link[w], win.first_link[w + 1])
+        cand = rows[mu[rows] < -_MU_EPS]
+        empty = np.empty(0, dtype=np.int64)
+        if cand.size == 0:
+            return 0.0, empty
+        cols = win.link_col[cand]
+        if cand.size == 1:
+            return float(mu[cand[0]]), cols
+        first, last = win.bounds[w]
+        units = mat.col_unit[cols]
+        k = mat.col_start[cols]
+        s = mat.instance.prefill[units]
+        o = mat.instance.decode[units]
+        if first == last:
+            return _group_knapsack(units, s + first - k, mu[cand], cols, mat.instance.memory)
+        # rows: memory of rounds first..last, then at most one start per unit (when >= 2)
+        nt = last - first + 1
+        _, gub_of, gub_size = np.unique(units, return_inverse=True, return_counts=True)
+        gub_of = gub_of.reshape(-1)
+        multi = gub_size[gub_of] >= 2
+        gub_ids = np.cumsum(gub_size >= 2) - 1
+        t = np.arange(first, last + 1)[None, :]
+        inside = (k[:, None] < t) & (t <= (k + o)[:, None])
+        coeff = np.where(inside, (s - k)[:, None] + t, 0)
+        entries_r: list[np.ndarray] = []
+        entries_v: list[np.ndarray] = []
+        for j in range(cols.size):
+            tr = np.flatnonzero(inside[j])
+            r = tr if not multi[j] else np.append(tr, nt + gub_ids[gub_of[j]])
+            v = coeff[j, tr].astype(np.float64)
+            entries_r.append(r)
+            entries_v.append(v if not multi[j] else np.append(v, 1.0))
+        nrow = nt + int((gub_size >= 2).sum())
+        lp = highspy.HighsLp()
+        lp.num_col_ = int(cols.size)
+        lp.num_row_ = nrow
+        lp.col_cost_ = mu[cand].astype(np.float64)
+        lp.col_lower_ = np.zeros(cols.size)
+        lp.col_upper_ = np.ones(cols.size)
+        lp.row_lower_ = np.full(nrow, -highspy.kHighsInf)
+        lp.row_upper_ = np.concatenate(
+            (np.full(nt, float(mat.instance.memory)), np.ones(nrow - nt))
+        )
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.num_col_ = int(cols.size)
+        lp.a_matrix_.num_row_ = nrow
+        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum([r.size for r in entries_r]))).astype(
+            np.int32
+        )
+        lp.a_matrix_.index_ = np.concatenate(entries_r).astype(np.int32)
+        lp.a_matrix_.value_ = np.concatenate(entries_v)
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * int(cols.size)
+        h = self.h
+        h.clearModel()
+        if deadline is not None:
+            _set_time_limit(h, deadline)
+        h.passModel(lp)
+        if run_highs(h, deadline):
+            raise KeyboardInterrupt
+        info = h.getInfo()
+        bound = float(info.mip_dual_bound)
+        if not math.isfinite(bound):
+            bound = float(mu[cand].clip(max=0.0).sum())  # every negative pair at once
+        bound = min(bound, 0.0)
+        if info.primal_solution_status != 2:  # no feasible solution (time limit)
+            return bound, empty
+        chosen = cols[np.asarray(h.getSolution().col_value) > 0.5]
+        if not _configuration_fits(mat, chosen, first, last):
+            return bound, empty
+        return bound, chosen
+
+
+class _Stopped(RuntimeError):
+    """The master LP ended without an optimal solution (the time limit)."""
+
+
+class _Master:
+    """The restricted master LP in HiGHS, box-stepped.
+
+    Rows: ``assign`` (n, = 1), linking (``win.n_links``, = 0), convexity (one per window, = 1).
+    Columns: every ``x_{i,k}``; two box columns per linking row (``+e_r`` at cost
+    ``centre_r + delta``, ``-e_r`` at cost ``-(centre_r - delta)``, which in the dual are
+    ``centre_r - delta <= mu_r <= centre_r + delta``); then the configurations.
+    """
+
+    def __init__(self, mat: TimeIndexedMatrix, win: _Windows, threads: int | None) -> None:
+        import highspy
+
+        self.mat, self.win = mat, win
+        n, nl, nw = mat.n_units, win.n_links, win.n_windows
+        self.n_rows = n + nl + nw
+        # linking rows of each time-indexed column: x_{i,k} enters with +1
+        by_col = np.argsort(win.link_col, kind="stable")
+        counts = np.bincount(win.link_col, minlength=mat.ncol)
+        start = np.concatenate(([0], np.cumsum(counts + 1)))
+        index = np.empty(int(start[-1]), dtype=np.int32)
+        first = start[:-1]
+        index[first] = mat.col_unit
+        pos = np.ones(index.size, dtype=bool)
+        pos[first] = False
+        index[pos] = n + by_col
+        box_rows = np.repeat(n + np.arange(nl, dtype=np.int32), 2)
+        box_vals = np.tile([1.0, -1.0], nl)
+        h = new_highs()
+        if threads is not None:
+            highspy.Highs.resetGlobalScheduler(True)
+            h.setOptionValue("threads", threads)
+        lp = highspy.HighsLp()
+        ncol = mat.ncol + 2 * nl
+        lp.num_col_ = ncol
+        lp.num_row_ = self.n_rows
+        lp.col_cost_ = np.concatenate((mat.cost, np.zeros(2 * nl)))
+        lp.col_lower_ = np.zeros(ncol)
+        lp.col_upper_ = np.full(ncol, highspy.kHighsInf)
+        rhs = np.concatenate((np.ones(n), np.zeros(nl), np.ones(nw)))
+        lp.row_lower_ = rhs
+        lp.row_upper_ = rhs
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.num_col_ = ncol
+        lp.a_matrix_.num_row_ = self.n_rows
+        lp.a_matrix_.start_ = np.concatenate((start, start[-1] + 1 + np.arange(2 * nl))).astype(
+            np.int32
+        )
+        lp.a_matrix_.index_ = np.concatenate((index, box_rows))
+        lp.a_matrix_.value_ = np.concatenate((np.ones(index.size), box_vals))
+        h.setOptionValue("simplex_strategy", 4)  # primal simplex: columns keep the basis feasible
+        h.passModel(lp)
+        self.h = h
+        self.columns = 0
+        self._box_cols = mat.ncol + np.arange(2 * nl, dtype=np.int32)
+        self._link_key = win.link_w * mat.ncol + win.link_col  # sorted: (window, column)
+
+    def set_box(self, centre: np.ndarray, delta: float) -> None:
+        """Dual box ``centre - delta <= mu <= centre + delta`` on the linking rows."""
+        cost = np.empty(2 * centre.size)
+        cost[0::2] = centre + delta
+        cost[1::2] = -(centre - delta)
+        self.h.changeColsCost(int(cost.size), self._box_cols, cost)
+
+    def add(self, w: int, cols: np.ndarray) -> None:
+        """Add configuration ``cols`` (time-indexed columns) of window ``w`` as a column."""
+        key = w * self.mat.ncol + np.sort(cols)
+        rows = self.mat.n_units + np.searchsorted(self._link_key, key)
+        conv = self.mat.n_units + self.win.n_links + w
+        idx = np.append(rows, conv).astype(np.int32)
+        val = np.append(-np.ones(rows.size), 1.0)
+        self.h.addCol(0.0, 0.0, 1e30, int(idx.size), idx, val)
+        self.columns += 1
+
+    def solve(self, deadline: float | None) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(value, mu, sigma)``: master value, linking duals, convexity duals.
+
+        HiGHS' duals satisfy ``reduced cost = cost - A^T y``; the Lagrangian of the module
+        docstring uses ``mu = y`` on the linking rows.
+        """
+        import highspy
+
+        h = self.h
+        if deadline is not None:
+            _set_time_limit(h, deadline)
+        if run_highs(h, deadline):
+            raise KeyboardInterrupt
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            raise _Stopped(h.modelStatusToString(h.getModelStatus()))
+        y = np.asarray(h.getSolution().row_dual)
+        n, nl = self.mat.n_units, self.win.n_links
+        value = float(h.getInfo().objective_function_value)
+        return value, y[n : n + nl], y[n + nl :]
+
+
+def _lp_duals(mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadline) -> np.ndarray:
+    """Linking multipliers from the time-indexed LP's memory duals ``y_t <= 0``:
+    ``mu_{w,i,k} = sum_{t in w, k < t <= k + o_i} y_t (s_i + t - k)``, for which
+    ``L(mu) >= LP`` (module docstring)."""
+    import highspy
+
+    from .highs import build_highs
+
+    h = build_highs(mat, relax=True, threads=threads)
+    if deadline is not None:
+        _set_time_limit(h, deadline)
+    if run_highs(h, deadline):
+        raise KeyboardInterrupt
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise _Stopped(h.modelStatusToString(h.getModelStatus()))
+    y = np.asarray(h.getSolution().row_dual)[mat.n_units :]  # memory rows t = 1..T
+    inst = mat.instance
+    mu = np.zeros(win.n_links)
+    k = mat.col_start[win.link_col]
+    u = mat.col_unit[win.link_col]
+    s, o = inst.prefill[u], inst.decode[u]
+    first = np.array([b[0] for b in win.bounds])[win.link_w]
+    last = np.array([b[1] for b in win.bounds])[win.link_w]
+    for j in range(win.W):  # offset j inside the window
+        t = first + j
+        on = (t <= last) & (k < t) & (t <= k + o)
+        mu[on] += y[t[on] - 1] * (s[on] + t[on] - k[on])
+    return mu
+
+
+def _lift(start: BoundResult, mat: TimeIndexedMatrix, win: _Windows) -> np.ndarray:
+    """The multipliers of ``start`` (windows of ``W'``) summed into the windows of ``win``:
+    ``mu_{w,i,k} = sum_{w' in w} mu'_{w',i,k}``, so that ``L_W(mu) >= L_W'(mu')`` (the
+    assignment term is the same, and a configuration of ``w`` restricts to one of each
+    ``w'``)."""
+    old_w = int(start.info["W"])
+    if start.horizon != mat.T or start.info.get("slack") != mat.slack or win.W % old_w:
+        raise ValueError(
+            f"start: a bound at W = {old_w}, horizon {start.horizon}, slack "
+            f"{start.info.get('slack')} does not nest in W = {win.W}, horizon {mat.T}, slack "
+            f"{mat.slack} (same horizon, and W a multiple of its W)"
+        )
+    old = _Windows.build(mat, old_w)
+    key = (old.link_w * old_w // win.W) * mat.ncol + old.link_col
+    rows = np.searchsorted(win.link_w * mat.ncol + win.link_col, key)
+    mu = np.zeros(win.n_links)
+    np.add.at(mu, rows, np.asarray(start.info["multipliers"]))
+    return mu
+
+
+def _assignment_term(mat: TimeIndexedMatrix, win: _Windows, mu: np.ndarray) -> float:
+    """``sum_i min_k (c_{i,k} - sum_w mu_{w,i,k})`` of the Lagrangian (module docstring)."""
+    red = mat.cost - np.bincount(win.link_col, weights=mu, minlength=mat.ncol)
+    best = np.full(mat.n_units, np.inf)
+    np.minimum.at(best, mat.col_unit, red)
+    return float(best.sum())
+
+
+def _configurations_of(mat: TimeIndexedMatrix, win: _Windows, start: np.ndarray) -> list:
+    """The configuration ``q_w`` of schedule ``start`` in every window (validity argument)."""
+    cols = np.array([mat.column(i, int(p)) for i, p in enumerate(start.tolist())])
+    on = np.zeros(mat.ncol, dtype=bool)
+    on[cols] = True
+    out = []
+    for w in range(win.n_windows):
+        rows = slice(win.first_link[w], win.first_link[w + 1])
+        c = win.link_col[rows]
+        out.append(c[on[c]])
+    return out
+
+
+def window_configuration_bound(
+    instance: Instance,
+    W: int,
+    *,
+    horizon: int | Horizon | None = None,
+    schedule: Schedule | None = None,
+    time_limit: float | None = None,
+    threads: int | None = None,
+    box: float = BOX,
+    start: BoundResult | None = None,
+) -> BoundResult:
+    """Lower bound on the optimal TEL from the configuration relaxation over windows of ``W``
+    rounds (module docstring: definition, validity, solution method).
+
+    Parameters
+    ----------
+    instance : Instance
+        Requests ``(s_i, o_i, a_i)`` and KV-cache budget ``M`` (tokens); arrivals allowed (the
+        model is built on the axis shifted by the earliest arrival).
+    W : int
+        Window length in rounds, ``>= 1``; ``W >= T`` is one window (the optimum).
+    horizon : int or Horizon, optional
+        On the shifted axis. A :class:`Horizon` gives ``T`` and its start windows; an int ``T``
+        gives the plain windows ``K_i = {a_i .. T - o_i}`` (``T`` must hold an optimal schedule,
+        e.g. ``T >= T1``; not checked). Default: the tight horizon of ``schedule``.
+    schedule : Schedule, optional
+        A feasible schedule of ``instance``: the upper bound behind the default horizon
+        (:func:`~lpsched.formulations.horizon.tight_horizon`) and the first configurations.
+        Default: the best list policy improved by 4000 local-search moves.
+    time_limit : float, optional
+        Seconds for the whole call; None: run to convergence. When reached, the best
+        Lagrangian bound so far is returned (valid) with ``info["converged"] = False``.
+    threads : int, optional
+        HiGHS threads.
+    box : float, default BOX
+        Initial half-width of the dual box step (rounds), ``> 0``.
+    start : BoundResult, optional
+        A result of this function for the same instance and horizon at a ``W'`` dividing
+        ``W``: its multipliers, lifted to ``W`` (``mu_{w,i,k} = sum`` over the sub-windows),
+        give ``L >= start.bound`` from the first iteration (module docstring, nesting).
+
+    Returns
+    -------
+    BoundResult
+        ``method = f"window-configuration-W{W}"``, ``bound`` the best Lagrangian bound
+        (rounds, unrounded), ``horizon = T``; ``info``: ``iterations`` (pricing rounds),
+        ``columns`` (configurations generated), ``converged``, ``master_value`` (the last
+        restricted master value), ``lp_value`` (the relaxation's value, when converged),
+        ``windows``, ``serious_steps``, ``box``, ``bound_at_lp_duals`` (``L`` at the
+        time-indexed LP's duals, ``>= LP``, or at the lifted ``start``), ``pricing_s``,
+        ``master_s``, ``multipliers`` (the best ``mu``, for ``start``), ``slack``,
+        ``stopped`` (HiGHS' status when the time limit ended a master LP, else None).
+
+    Raises
+    ------
+    ValueError
+        ``W`` not a positive integer, ``box <= 0``, ``time_limit`` or ``threads`` out of
+        range; a ``start`` that does not nest (another horizon, or ``W'`` not dividing ``W``).
+    HorizonError
+        ``horizon`` leaves some request no start.
+    KeyboardInterrupt
+        Ctrl-C during a HiGHS solve (the solve is stopped first).
+
+    Notes
+    -----
+    Source: ours (module docstring). ``W = 1`` is the per-round configuration LP; bounds are
+    monotone for nested windows (``W`` dividing ``W'``).
+    """
+    if isinstance(W, bool) or not isinstance(W, (int, np.integer)) or W < 1:
+        raise ValueError(f"W must be a positive integer (rounds per window), got {W!r}")
+    if not box > 0:
+        raise ValueError(f"box must be a positive number of rounds, got {box!r}")
+    time_limit = check_time_limit(time_limit)
+    threads = check_threads(threads)
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    original = instance
+    instance, shift = shift_arrivals(instance)
+    if schedule is not None:
+        schedule = Schedule(instance, schedule.start - shift)
+    else:  # the best list policy improved by 4000 local-search moves
+        schedule = exact_horizon(instance, local_search=4000).schedule
+    assert schedule is not None
+    if horizon is None:
+        horizon = tight_horizon(instance, schedule)
+    T, slack = resolve_horizon(instance, horizon)
+    method = f"window-configuration-W{W}"
+    W = int(min(W, T))
+    mat = time_indexed_matrix(instance, T, slack=slack)
+    win = _Windows.build(mat, W)
+    master = _Master(mat, win, threads)
+    pricer = _Pricer(mat, win, threads)
+    for w in range(win.n_windows):  # the empty configuration: the master is always feasible
+        master.add(w, np.empty(0, dtype=np.int64))
+    if mat.fits(schedule.start):
+        for w, cols in enumerate(_configurations_of(mat, win, schedule.start)):
+            master.add(w, cols)
+    start_bound = None
+    stopped = None
+    iterations = serious = 0
+    value = math.inf
+    converged = False
+    pricing_s = master_s = 0.0
+
+    def lagrangian(mu: np.ndarray) -> tuple[float, list[np.ndarray]]:
+        nonlocal pricing_s
+        t = time.perf_counter()
+        lagr, found = _assignment_term(mat, win, mu), []
+        for w in range(win.n_windows):
+            bound_w, cols = pricer.price(w, mu, deadline)
+            lagr += bound_w
+            found.append(cols)
+        pricing_s += time.perf_counter() - t
+        return lagr, found
+
+    centre = np.zeros(win.n_links)
+    best = _assignment_term(mat, win, centre)  # L(0) = sum_i min_k c_{i,k}
+    delta = box
+    greedy_ok = True
+    try:
+        starts = [_lp_duals(mat, win, threads, deadline)]
+        if start is not None:
+            starts.append(_lift(start, mat, win))
+        for mu0 in starts:
+            lagr, found = lagrangian(mu0)
+            start_bound = lagr if start_bound is None else max(start_bound, lagr)
+            for w, cols in enumerate(found):
+                master.add(w, cols)
+            if lagr > best:
+                best, centre = lagr, mu0
+        while deadline is None or time.perf_counter() < deadline:
+            master.set_box(centre, delta)
+            t = time.perf_counter()
+            value, mu, sigma = master.solve(deadline)
+            master_s += time.perf_counter() - t
+            if best >= value - TOLERANCE * max(1.0, abs(value)):
+                converged = True
+                break
+            iterations += 1
+            exact = W == 1 or not greedy_ok or iterations % EXACT_EVERY == 0
+            if exact:
+                lagr, found = lagrangian(mu)
+                if lagr > best:  # serious step: move the centre, widen the box at its edge
+                    if np.abs(mu - centre).max() >= delta * (1.0 - 1e-9):
+                        delta *= 2.0
+                    best, centre = lagr, mu
+                    serious += 1
+            else:
+                t = time.perf_counter()
+                found = [pricer.greedy(w, mu) for w in range(win.n_windows)]
+                pricing_s += time.perf_counter() - t
+            added = 0
+            for w, cols in enumerate(found):
+                rows = win.first_link[w] + np.searchsorted(
+                    win.link_col[win.first_link[w] : win.first_link[w + 1]], np.sort(cols)
+                )
+                if mu[rows].sum() - sigma[w] < -_RC_EPS:  # the empty configuration too
+                    master.add(w, cols)
+                    added += 1
+            greedy_ok = exact or added > 0
+    except _Stopped as exc:  # an LP ended without an optimum (the time limit): L stands
+        stopped = str(exc)
+    info: dict[str, Any] = {
+        "W": W,
+        "windows": win.n_windows,
+        "iterations": iterations,
+        "columns": master.columns,
+        "converged": converged,
+        "master_value": value,
+        "lp_value": value if converged else None,
+        "serious_steps": serious,
+        "stopped": stopped,
+        "box": delta,
+        "bound_at_lp_duals": start_bound,
+        "pricing_s": pricing_s,
+        "master_s": master_s,
+        "instance": original.name,
+        "slack": slack,
+        "multipliers": centre,
+    }
+    return BoundResult(
+        method=method,
+        bound=best,
+        runtime_s=time.perf_counter() - t0,
+        horizon=T,
+        info=info,
+    )
