@@ -58,7 +58,13 @@ def small(sizes: list[int], alphas: list[float]) -> None:
 
 
 def large(
-    path: str, time_limit: float, checkpoints: list[float], alpha: float, share: float
+    path: str,
+    time_limit: float,
+    checkpoints: list[float],
+    alpha: float,
+    share: float,
+    deflect: float,
+    master_solver: str,
 ) -> None:
     inst = read_instance(path)
     sched = best_heuristic(inst)
@@ -80,6 +86,8 @@ def large(
         alpha=alpha,
         ascent=10**6,
         ascent_share=share,
+        deflect=deflect,
+        master_solver=master_solver,
     )
     for cp in checkpoints:
         best = max((v for s, v in found if s <= cp), default=float("nan"))
@@ -92,8 +100,11 @@ def large(
         f"{info['columns']:,}; non-zeros {info['nonzeros']:,}; master {info['master_s']:.0f} s, "
         f"pricing {info['pricing_s']:.1f} s; ascent {info.get('ascent_steps', 0)} steps in "
         f"{info.get('ascent_s', 0):.0f} s to "
-        f"{info.get('ascent_bound', float('nan')):,.0f}; alpha {alpha:g}"
+        f"{info.get('ascent_bound', float('nan')):,.0f}; alpha {alpha:g}, deflect {deflect:g}, "
+        f"master {master_solver}"
     )
+    if z is not None:  # a restricted master's optimum is above the LP: the LP is bracketed
+        print(f"  LP value in [{r.bound:,.0f}, {z:,.0f}] (gap {(z - r.bound) / z:.2%})")
     for s, b, z in info["history"][:: max(1, len(info["history"]) // 20)]:
         print(f"    {s:8.1f} s  bound {b:14,.0f}  master {z:14,.0f}")
 
@@ -108,11 +119,21 @@ def main() -> None:
     ap.add_argument("--checkpoints", type=float, nargs="*", default=[60.0, 300.0, 600.0])
     ap.add_argument("--alpha", type=float, default=0.5)
     ap.add_argument("--ascent-share", type=float, default=1.0, help="share of the ascent")
+    ap.add_argument("--deflect", type=float, default=1.5, help="ascent deflection (0: plain)")
+    ap.add_argument("--master-solver", default="auto", help="auto, primal, dual, ipm, pdlp")
     args = ap.parse_args()
     if args.sizes:
         small(args.sizes, args.alphas)
     if args.large:
-        large(args.instance, args.time_limit, args.checkpoints, args.alpha, args.ascent_share)
+        large(
+            args.instance,
+            args.time_limit,
+            args.checkpoints,
+            args.alpha,
+            args.ascent_share,
+            args.deflect,
+            args.master_solver,
+        )
 
 
 if __name__ == "__main__":

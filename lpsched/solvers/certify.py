@@ -166,18 +166,25 @@ class CertifyResult:
         lines = [
             f"status      {self.status}",
             f"TEL         {self.objective:,}   ({self.schedule.policy})",
-            f"bound       {self.bound:,.6g}   ({self.bound_method})",
+            f"bound       {_rounds(self.bound)}   ({self.bound_method})",
             f"gap         {100 * self.gap:.2f}%",
             f"runtime     {self.runtime_s:.1f} s   plan {self.info.get('plan', {}).get('size')}",
             "improvements (consecutive ones by one method on one side shown as their last):",
         ]
         for e, count in _runs(self.log):
             more = f"  ({count} steps)" if count > 1 else ""
-            lines.append(f"  {e.time_s:8.2f} s  {e.side:5}  {e.method:20}  {e.value:,.6g}{more}")
+            lines.append(
+                f"  {e.time_s:8.2f} s  {e.side:5}  {e.method:20}  {_rounds(e.value)}{more}"
+            )
         for name, outcome in self.info.get("methods", {}).items():
             if not outcome.startswith("done"):
                 lines.append(f"  {name}: {outcome}")
         return "\n".join(lines)
+
+
+def _rounds(value: float) -> str:
+    """A TEL or bound for reading: ``19,294,305`` or ``17,288.59``."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 def _runs(log: list[CertifyEvent]) -> list[tuple[CertifyEvent, int]]:

@@ -18,7 +18,13 @@ from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import Schedule
-from lpsched.solvers.colgen import colgen_lp_bound, compress_idle, memory_use, price_starts
+from lpsched.solvers.colgen import (
+    _second_differences,
+    colgen_lp_bound,
+    compress_idle,
+    memory_use,
+    price_starts,
+)
 from lpsched.solvers.solve import lp_bound
 
 EXACT = sorted((Path(__file__).parents[2] / "instances" / "exact").glob("*.json"))
@@ -54,7 +60,7 @@ def _kernel_args(rng, units: int, rounds: int, negative: bool):
     p1 = np.cumsum(np.arange(lam.size) * lam)
     nz = np.flatnonzero(lam)
     last = int(nz[-1]) if nz.size else 0
-    return (lo, hi, s, o, a, p0, p1, last), lam
+    return (lo, hi, s, o, a, p0, p1, last, float(np.minimum(lam, 0.0).sum())), lam
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -140,9 +146,33 @@ def test_converged_value_at_t1_without_windows():
     _check_against_lp(inst, horizon=horizon_t1(inst), windows=False)
 
 
+@pytest.mark.parametrize("solver", ["primal", "ipm"])
+def test_difference_form_master_converges_to_the_full_lp(solver):
+    # memory variables tied to the columns by second differences: the same LP, solved by the
+    # primal simplex or the interior point method (the choice at n = 2000)
+    _check_against_lp(scaled_mix(30, 2), difference=True, master_solver=solver)
+    _check_against_lp(read_instance(EXACT[0]), difference=True, master_solver=solver)
+
+
+def test_second_differences_sum_twice_to_the_memory_of_the_column():
+    # columns (k, s, o) including o = 1 (rounds k+2 and k+o+1 coincide) and s = 0
+    k = np.array([0, 3, 5, 2, 0])
+    s = np.array([4, 0, 7, 1, 0])
+    o = np.array([3, 1, 1, 5, 2])
+    rounds, value = _second_differences(k, s, o)
+    for j in range(k.size):
+        second = np.zeros(20)
+        np.add.at(second, rounds[j], value[j])
+        memory = np.cumsum(np.cumsum(second))  # m_t = sum_{r<=t} sum_{q<=r} second_q
+        expected = [s[j] + t - k[j] if k[j] < t <= k[j] + o[j] else 0 for t in range(20)]
+        np.testing.assert_array_equal(memory, expected)
+        used = rounds[j][value[j] != 0]
+        assert used.size == np.unique(used).size  # no round twice in a column
+
+
 def test_plain_column_generation_converges_to_the_same_value():
     inst = scaled_mix(30, 0)
-    a = colgen_lp_bound(inst, time_limit=None, alpha=0.0, seed_policies=())
+    a = colgen_lp_bound(inst, time_limit=None, alpha=0.0, seed_policies=(), deflect=0.0)
     b = colgen_lp_bound(inst, time_limit=None, alpha=0.5)
     assert a.info["lp_value"] == pytest.approx(b.info["lp_value"], rel=REL)
 
@@ -218,6 +248,8 @@ def test_bound_below_brute_force_and_equal_to_the_lp(inst, alpha):
         (dict(ascent=-1), "ascent"),
         (dict(ascent=2.5), "ascent"),
         (dict(ascent_share=0.0), "ascent_share"),
+        (dict(master_solver="simplex"), "master_solver"),
+        (dict(deflect=-1.0), "deflect"),
         (dict(time_limit=0), "time_limit"),
         (dict(threads=0), "threads"),
     ],
