@@ -68,6 +68,7 @@ __all__ = [
     "certify",
     "certify_plan",
     "SMALL_MAX_NONZEROS",
+    "PARTIAL_MAX_NONZEROS",
 ]
 
 _EPS = 1e-6
@@ -75,6 +76,11 @@ _EPS = 1e-6
 #: Largest full time-indexed MIP (constraint non-zeros at the tight horizon) that the ``small``
 #: plan hands to HiGHS and CP-SAT (``benchmarks/bench_certify.py``).
 SMALL_MAX_NONZEROS = 400_000
+#: Largest model partial integrality runs on: above it HiGHS' root LP alone takes most of a
+#: few minutes' budget and overruns the time limit (it is not interruptible), while the column
+#: generation gives the same LP value in about a second (n = 200 of the scaled mix: 2.1 M
+#: non-zeros, the root LP over 45 s; ``benchmarks/bench_certify.py``).
+PARTIAL_MAX_NONZEROS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -431,9 +437,9 @@ def certify_plan(instance: Instance, schedule: Schedule) -> dict[str, Any]:
     Notes
     -----
     Source: ours. The thresholds are :data:`SMALL_MAX_NONZEROS` (above it HiGHS and CP-SAT
-    on the full MIP rarely move either side within minutes) and
-    :data:`~lpsched.solvers.solve.AUTO_LP_MAX_NONZEROS` (above it the LP is solved by
-    column generation instead of being built whole).
+    on the full MIP rarely move either side within minutes),
+    :data:`~lpsched.solvers.solve.AUTO_LP_MAX_NONZEROS` (above it even the LP is not built
+    whole) and :data:`PARTIAL_MAX_NONZEROS` (above it partial integrality is left out).
     """
     hz = tight_horizon(instance, schedule)
     _, nnz = matrix_size(instance, hz.T, hz.slack)
@@ -443,12 +449,11 @@ def certify_plan(instance: Instance, schedule: Schedule) -> dict[str, Any]:
         size, reason = "medium", f"full LP {nnz:,} non-zeros <= {AUTO_LP_MAX_NONZEROS:,}"
     else:
         size, reason = "large", f"full LP {nnz:,} non-zeros > {AUTO_LP_MAX_NONZEROS:,}"
-    return {
-        "size": size,
-        "nonzeros": nnz,
-        "methods": [name for name, _ in PLANS[size]],
-        "reason": reason,
-    }
+    methods = [name for name, _ in PLANS[size]]
+    if nnz > PARTIAL_MAX_NONZEROS and "partial-integrality" in methods:
+        methods.remove("partial-integrality")
+        reason += f"; partial integrality left out above {PARTIAL_MAX_NONZEROS:,} non-zeros"
+    return {"size": size, "nonzeros": nnz, "methods": methods, "reason": reason}
 
 
 def certify(

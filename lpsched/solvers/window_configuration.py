@@ -63,6 +63,17 @@ every :data:`EXACT_EVERY`-th round is exact (it gives ``L``); the others add gre
 configurations (pairs by increasing ``mu`` while they fit), and a greedy round that finds no
 column of negative reduced cost is followed by an exact one.
 
+For ``W = 1`` there is a shortcut (:func:`_arc_flow`, on by default): each round's pricing
+problem is a group knapsack whose DP graph (nodes = tokens used by the first ``l`` requests of
+the round, ``0..M``) is acyclic with one source, so its flow polytope projects onto the convex
+hull of the round's configurations. Replacing every ``lambda_t`` by such a flow gives one LP of
+``O(T n M)`` rows whose value *is* the relaxation's, solved once (HiGHS interior point with
+crossover by default); its linking duals are evaluated in ``L`` by the exact DP, and the bound
+reported is that ``L`` (equal to the LP value up to round-off; column generation resumes from
+it only if it falls short). Measured (issue 11): mix12-s1 at the tight horizon of the
+optimum, column generation had not converged after 420 s (``L`` 107.20, master 113.88); the
+arc-flow LP gives 108.82 in 14 s by interior point, 89 s by dual simplex.
+
 Stabilisation: a box step. The master is solved with the duals confined to
 ``|mu - centre| <= delta`` (two penalty columns per linking row), the centre being the best
 ``L`` point so far; a pricing round whose ``L`` beats the centre moves it there (a serious step,
@@ -73,7 +84,13 @@ time-indexed LP's memory duals spread over the linking rows,
 configuration uses at most ``M`` per round), and the lifted multipliers of a nested ``W'``
 (``start``), for which ``L_W >= L_W'``. Stop when ``L`` reaches the box master's value (within
 ``1e-6`` relative): the centre, interior to its box, then maximises the concave ``L`` within
-the box, hence everywhere, so ``L`` is the relaxation's value.
+the box, hence everywhere, so ``L`` is the relaxation's value. Unconverged, the relaxation's
+value lies between the best ``L`` and the restricted master solved without the box (``upper``:
+a restriction of the relaxation's LP to the columns generated, feasible by the empty
+configurations), which is enough for a go/no-go when that upper value is below the target.
+Measured (issue 11, mix12-s1, optimum 114): ``W = 2`` from the lifted ``W = 1`` duals, 90 s,
+``L`` 108.85 and ``upper`` 110.09 (primal simplex master, 504 pricing rounds) or 109.90
+(interior-point master, 428 rounds), no serious step in either.
 
 Source: ours (the configuration LP of cutting-stock / bin-packing, Gilmore and Gomory 1961, over
 windows of rounds; the box step of Marsten, Hogan and Blankenship, 1975).
@@ -96,7 +113,7 @@ from .highs import new_highs, run_highs
 from .result import BoundResult
 from .solve import check_threads, check_time_limit, exact_horizon, shift_arrivals
 
-__all__ = ["BOX", "EXACT_EVERY", "TOLERANCE", "window_configuration_bound"]
+__all__ = ["BOX", "EXACT_EVERY", "LP_SOLVERS", "TOLERANCE", "window_configuration_bound"]
 
 #: Initial half-width of the dual box around the stability centre (rounds).
 BOX = 1.0
@@ -105,6 +122,8 @@ TOLERANCE = 1e-6
 #: Pricing rounds between exact ones for windows of >= 2 rounds (the others price greedily;
 #: an exact round also follows every greedy round that found no column).
 EXACT_EVERY = 5
+#: HiGHS solvers accepted for the arc-flow LP of ``W = 1``.
+LP_SOLVERS = ("ipm", "simplex", "pdlp")
 _RC_EPS = 1e-7  # a column enters the master when its reduced cost is below -_RC_EPS
 _MU_EPS = 1e-9  # pricing candidates: linking duals below -_MU_EPS
 
@@ -318,6 +337,21 @@ class _Pricer:
         return bound, chosen
 
 
+def _x_columns(mat: TimeIndexedMatrix, win: _Windows) -> tuple[np.ndarray, np.ndarray]:
+    """Column-wise ``(start, index)`` of the ``x_{i,k}``: row ``i`` (``assign``) and the
+    linking rows ``n + r`` of every window its run meets, all with coefficient +1."""
+    by_col = np.argsort(win.link_col, kind="stable")
+    counts = np.bincount(win.link_col, minlength=mat.ncol)
+    start = np.concatenate(([0], np.cumsum(counts + 1)))
+    index = np.empty(int(start[-1]), dtype=np.int32)
+    first = start[:-1]
+    index[first] = mat.col_unit
+    pos = np.ones(index.size, dtype=bool)
+    pos[first] = False
+    index[pos] = mat.n_units + by_col
+    return start, index
+
+
 class _Stopped(RuntimeError):
     """The master LP ended without an optimal solution (the time limit)."""
 
@@ -337,16 +371,7 @@ class _Master:
         self.mat, self.win = mat, win
         n, nl, nw = mat.n_units, win.n_links, win.n_windows
         self.n_rows = n + nl + nw
-        # linking rows of each time-indexed column: x_{i,k} enters with +1
-        by_col = np.argsort(win.link_col, kind="stable")
-        counts = np.bincount(win.link_col, minlength=mat.ncol)
-        start = np.concatenate(([0], np.cumsum(counts + 1)))
-        index = np.empty(int(start[-1]), dtype=np.int32)
-        first = start[:-1]
-        index[first] = mat.col_unit
-        pos = np.ones(index.size, dtype=bool)
-        pos[first] = False
-        index[pos] = n + by_col
+        start, index = _x_columns(mat, win)
         box_rows = np.repeat(n + np.arange(nl, dtype=np.int32), 2)
         box_vals = np.tile([1.0, -1.0], nl)
         h = new_highs()
@@ -385,6 +410,25 @@ class _Master:
         cost[1::2] = -(centre - delta)
         self.h.changeColsCost(int(cost.size), self._box_cols, cost)
 
+    def unboxed_value(self) -> float:
+        """The restricted master's value without the box (its penalty columns fixed at 0):
+        an *upper* bound on the relaxation's value, since the restricted master keeps only
+        some of its columns and stays feasible (the empty configurations). No time limit."""
+        import highspy
+
+        nb = self._box_cols.size
+        h = self.h
+        h.changeColsBounds(nb, self._box_cols, np.zeros(nb), np.zeros(nb))
+        h.setOptionValue("time_limit", highspy.kHighsInf)
+        if run_highs(h):
+            raise KeyboardInterrupt
+        ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+        value = float(h.getInfo().objective_function_value)
+        h.changeColsBounds(nb, self._box_cols, np.zeros(nb), np.full(nb, highspy.kHighsInf))
+        if not ok:
+            raise _Stopped(h.modelStatusToString(h.getModelStatus()))
+        return value
+
     def add(self, w: int, cols: np.ndarray) -> None:
         """Add configuration ``cols`` (time-indexed columns) of window ``w`` as a column."""
         key = w * self.mat.ncol + np.sort(cols)
@@ -414,6 +458,107 @@ class _Master:
         n, nl = self.mat.n_units, self.win.n_links
         value = float(h.getInfo().objective_function_value)
         return value, y[n : n + nl], y[n + nl :]
+
+
+def _arc_flow(
+    mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadline, solver: str
+) -> tuple[float, np.ndarray]:
+    """``W = 1`` solved exactly, without column generation: ``(value, mu)``, the relaxation's
+    value and the linking duals.
+
+    Each round's configuration simplex is replaced by the flow polytope of its knapsack DP
+    (arc-flow): nodes ``(l, c)``, ``c = 0..M`` tokens used by the first ``l`` requests of
+    the round (reachable ones only), one unit of flow from ``(0, 0)``, a *skip* arc
+    ``(l, c) -> (l + 1, c)`` and one arc ``(l, c) -> (l + 1, c + s_i + t - k)`` per pair
+    ``(i, k)`` of request ``l`` running in ``t``; the linking row reads ``x_{i,k} = flow on the
+    arcs of (i, k)``. The DP's graph is acyclic with one source, so its flow polytope's vertices
+    are its paths, i.e. exactly the configurations of the round (at most one pair per request,
+    ``<= M``): the projection is the convex hull of ``Q_t`` and the LP value is the relaxation's.
+    Rows: ``n + n_links + nodes``; columns: ``ncol + arcs``, each arc with <= 3 entries.
+    """
+    import highspy
+
+    inst = mat.instance
+    M = int(inst.memory)
+    n, nl = mat.n_units, win.n_links
+    tail_r: list[np.ndarray] = []  # per arc: tail row, head row, linking row (-1: none)
+    head_r: list[np.ndarray] = []
+    link_r: list[np.ndarray] = []
+    tail_v: list[np.ndarray] = []
+    rhs: list[float] = []
+    nrow = n + nl
+    for w in range(win.n_windows):
+        t = win.bounds[w][0]
+        rows = np.arange(win.first_link[w], win.first_link[w + 1])
+        cols = win.link_col[rows]
+        units = mat.col_unit[cols]
+        weight = inst.prefill[units] + t - mat.col_start[cols]
+        fit = weight <= M
+        rows, units, weight = rows[fit], units[fit], weight[fit]
+        groups = np.unique(units)
+        if groups.size == 0:
+            continue
+        node = np.full(M + 1, -1, dtype=np.int64)
+        node[0] = nrow  # the source: outflow = 1
+        rhs.append(1.0)
+        nrow += 1
+        for layer, g in enumerate(groups.tolist()):
+            last = layer == groups.size - 1
+            tails = np.flatnonzero(node >= 0)
+            sign = 1.0 if layer == 0 else -1.0  # source: +outflow; inner nodes: in - out = 0
+            mine = units == g
+            heads = [tails] + [tails + int(wj) for wj in weight[mine]]
+            links = [-1] + (n + rows[mine]).tolist()
+            reach = np.zeros(M + 1, dtype=bool)
+            for h_c in heads:
+                reach[h_c[h_c <= M]] = True
+            nxt = np.full(M + 1, -1, dtype=np.int64)
+            if not last:  # the last layer's nodes are sinks: no row
+                nxt[reach] = nrow + np.arange(int(reach.sum()))
+                rhs.extend([0.0] * int(reach.sum()))
+                nrow += int(reach.sum())
+            for h_c, lr in zip(heads, links, strict=True):
+                ok = h_c <= M
+                tail_r.append(node[tails[ok]])
+                head_r.append(nxt[h_c[ok]])
+                link_r.append(np.full(int(ok.sum()), lr, dtype=np.int64))
+                tail_v.append(np.full(int(ok.sum()), sign))
+            node = nxt
+    tr, hr, lr = np.concatenate(tail_r), np.concatenate(head_r), np.concatenate(link_r)
+    tv = np.concatenate(tail_v)
+    na = tr.size
+    ent_r = np.stack((tr, hr, lr), axis=1)  # (arcs, 3)
+    ent_v = np.stack((tv, np.ones(na), -np.ones(na)), axis=1)
+    keep = ent_r >= 0
+    arc_start = np.concatenate(([0], np.cumsum(keep.sum(axis=1))))
+    x_start, x_index = _x_columns(mat, win)
+    ncol = mat.ncol + na
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = ncol, nrow
+    lp.col_cost_ = np.concatenate((mat.cost, np.zeros(na)))
+    lp.col_lower_ = np.zeros(ncol)
+    lp.col_upper_ = np.full(ncol, highspy.kHighsInf)
+    b = np.concatenate((np.ones(n), np.zeros(nl), np.array(rhs)))
+    lp.row_lower_, lp.row_upper_ = b, b
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = ncol, nrow
+    lp.a_matrix_.start_ = np.concatenate((x_start, x_start[-1] + arc_start[1:])).astype(np.int32)
+    lp.a_matrix_.index_ = np.concatenate((x_index, ent_r[keep])).astype(np.int32)
+    lp.a_matrix_.value_ = np.concatenate((np.ones(x_index.size), ent_v[keep]))
+    h = new_highs()
+    if threads is not None:
+        highspy.Highs.resetGlobalScheduler(True)
+        h.setOptionValue("threads", threads)
+    h.setOptionValue("solver", solver)
+    h.passModel(lp)
+    if deadline is not None:
+        _set_time_limit(h, deadline)
+    if run_highs(h, deadline):
+        raise KeyboardInterrupt
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise _Stopped(h.modelStatusToString(h.getModelStatus()))
+    y = np.asarray(h.getSolution().row_dual)
+    return float(h.getInfo().objective_function_value), y[n : n + nl]
 
 
 def _lp_duals(mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadline) -> np.ndarray:
@@ -497,6 +642,9 @@ def window_configuration_bound(
     threads: int | None = None,
     box: float = BOX,
     start: BoundResult | None = None,
+    arc_flow: bool = True,
+    lp_solver: str = "ipm",
+    upper: bool = False,
 ) -> BoundResult:
     """Lower bound on the optimal TEL from the configuration relaxation over windows of ``W``
     rounds (module docstring: definition, validity, solution method).
@@ -527,6 +675,18 @@ def window_configuration_bound(
         A result of this function for the same instance and horizon at a ``W'`` dividing
         ``W``: its multipliers, lifted to ``W`` (``mu_{w,i,k} = sum`` over the sub-windows),
         give ``L >= start.bound`` from the first iteration (module docstring, nesting).
+    arc_flow : bool, default True
+        For ``W = 1``: first solve the relaxation as one LP with each round's configurations
+        replaced by the flow polytope of its knapsack DP (exact, no column generation), and
+        evaluate ``L`` at its linking duals; column generation runs only if that ``L`` falls
+        short of the LP value (numerical trouble).
+    lp_solver : str, default "ipm"
+        HiGHS ``solver`` option for the arc-flow LP (``"ipm"``, with crossover: vertex duals;
+        ``"simplex"``; ``"pdlp"``).
+    upper : bool, default False
+        When column generation stops unconverged, solve the restricted master once more
+        without the box (no time limit): ``info["upper"]``, an upper bound on the
+        relaxation's value (for a go/no-go: if it is below a target, so is the relaxation).
 
     Returns
     -------
@@ -537,13 +697,18 @@ def window_configuration_bound(
         restricted master value), ``lp_value`` (the relaxation's value, when converged),
         ``windows``, ``serious_steps``, ``box``, ``bound_at_lp_duals`` (``L`` at the
         time-indexed LP's duals, ``>= LP``, or at the lifted ``start``), ``pricing_s``,
-        ``master_s``, ``multipliers`` (the best ``mu``, for ``start``), ``slack``,
+        ``master_s``, ``upper`` (an upper bound on the relaxation's value: its value when
+        converged, the unboxed restricted master's with ``upper``, else None),
+        ``arc_flow_value`` and ``arc_flow_s`` (``W = 1`` with ``arc_flow``:
+        the arc-flow LP's value and seconds, else None), ``multipliers`` (the best ``mu``,
+        for ``start``), ``slack``,
         ``stopped`` (HiGHS' status when the time limit ended a master LP, else None).
 
     Raises
     ------
     ValueError
-        ``W`` not a positive integer, ``box <= 0``, ``time_limit`` or ``threads`` out of
+        ``W`` not a positive integer, ``box <= 0``, ``lp_solver`` not in
+        :data:`LP_SOLVERS`, ``time_limit`` or ``threads`` out of
         range; a ``start`` that does not nest (another horizon, or ``W'`` not dividing ``W``).
     HorizonError
         ``horizon`` leaves some request no start.
@@ -559,6 +724,8 @@ def window_configuration_bound(
         raise ValueError(f"W must be a positive integer (rounds per window), got {W!r}")
     if not box > 0:
         raise ValueError(f"box must be a positive number of rounds, got {box!r}")
+    if lp_solver not in LP_SOLVERS:
+        raise ValueError(f"lp_solver must be one of {LP_SOLVERS}, got {lp_solver!r}")
     time_limit = check_time_limit(time_limit)
     threads = check_threads(threads)
     t0 = time.perf_counter()
@@ -590,6 +757,8 @@ def window_configuration_bound(
     value = math.inf
     converged = False
     pricing_s = master_s = 0.0
+    arc_value: float | None = None
+    arc_s = None
 
     def lagrangian(mu: np.ndarray) -> tuple[float, list[np.ndarray]]:
         nonlocal pricing_s
@@ -610,6 +779,11 @@ def window_configuration_bound(
         starts = [_lp_duals(mat, win, threads, deadline)]
         if start is not None:
             starts.append(_lift(start, mat, win))
+        if arc_flow and W == 1:
+            t = time.perf_counter()
+            arc_value, mu_af = _arc_flow(mat, win, threads, deadline, lp_solver)
+            arc_s = time.perf_counter() - t
+            starts.append(mu_af)
         for mu0 in starts:
             lagr, found = lagrangian(mu0)
             start_bound = lagr if start_bound is None else max(start_bound, lagr)
@@ -617,7 +791,9 @@ def window_configuration_bound(
                 master.add(w, cols)
             if lagr > best:
                 best, centre = lagr, mu0
-        while deadline is None or time.perf_counter() < deadline:
+        if arc_value is not None and best >= arc_value - TOLERANCE * max(1.0, abs(arc_value)):
+            value, converged = arc_value, True
+        while not converged and (deadline is None or time.perf_counter() < deadline):
             master.set_box(centre, delta)
             t = time.perf_counter()
             value, mu, sigma = master.solve(deadline)
@@ -649,6 +825,9 @@ def window_configuration_bound(
             greedy_ok = exact or added > 0
     except _Stopped as exc:  # an LP ended without an optimum (the time limit): L stands
         stopped = str(exc)
+    relax_upper = value if converged else None
+    if upper and not converged:
+        relax_upper = master.unboxed_value()
     info: dict[str, Any] = {
         "W": W,
         "windows": win.n_windows,
@@ -663,6 +842,9 @@ def window_configuration_bound(
         "bound_at_lp_duals": start_bound,
         "pricing_s": pricing_s,
         "master_s": master_s,
+        "upper": relax_upper,
+        "arc_flow_value": arc_value,
+        "arc_flow_s": arc_s,
         "instance": original.name,
         "slack": slack,
         "multipliers": centre,

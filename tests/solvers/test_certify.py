@@ -87,8 +87,11 @@ def test_arrivals_keep_the_instance_axis():
 def test_plans_by_size():
     small = scaled_mix(12, 1)
     assert certify_plan(small, best_heuristic(small))["size"] == "small"
-    medium = scaled_mix(200, 0)
-    assert certify_plan(medium, best_heuristic(medium))["size"] == "medium"
+    for n, partial in ((100, True), (200, False)):  # 0.5 M and 2.1 M non-zeros
+        medium = scaled_mix(n, 0)
+        plan = certify_plan(medium, best_heuristic(medium))
+        assert plan["size"] == "medium" and plan["methods"][:3] == ["local-search", "colgen", "lns"]
+        assert ("partial-integrality" in plan["methods"]) is partial
     large = read_instance("instances/default.json")
     plan = certify_plan(large, best_heuristic(large))
     assert plan["size"] == "large" and "colgen" in plan["methods"]

@@ -100,16 +100,55 @@ def _enumerated_value(inst: Instance, W: int) -> float:
     return float(h.getInfo().objective_function_value)
 
 
-@pytest.mark.parametrize("W", [1, 2, 3])
-def test_column_generation_equals_every_configuration(W):
+@pytest.mark.parametrize(
+    "W, kw",
+    [
+        (1, {}),  # the arc-flow LP (interior point)
+        (1, {"lp_solver": "simplex"}),
+        (1, {"arc_flow": False}),  # column generation
+        (2, {}),
+        (3, {}),
+    ],
+)
+def test_column_generation_equals_every_configuration(W, kw):
     # ref15 (n = 3) and a 4-request case: small enough to enumerate every configuration
     for inst in (
         ref_instance(REFERENCE[15]),
         Instance.from_arrays([3, 1, 4, 0], [2, 3, 2, 4], 8, name="four"),
     ):
-        res = _bound(inst, W)
+        res = _bound(inst, W, **kw)
         assert res.info["converged"]
-        assert res.bound == pytest.approx(_enumerated_value(inst, W), abs=1e-6)
+        value = _enumerated_value(inst, W)
+        assert res.bound == pytest.approx(value, abs=1e-6)
+        if W == 1 and kw.get("arc_flow", True):  # exact at once: no pricing round needed
+            assert res.info["arc_flow_value"] == pytest.approx(value, abs=1e-6)
+            assert res.info["iterations"] == 0
+        else:
+            assert res.info["arc_flow_value"] is None
+
+
+@pytest.mark.parametrize("W", [1, 2])
+def test_upper_bounds_the_relaxation(W):
+    # stopped at once (1 ms): the unboxed restricted master is still above the relaxation
+    for inst in (
+        ref_instance(REFERENCE[15]),
+        Instance.from_arrays([3, 1, 4, 0], [2, 3, 2, 4], 8, name="four"),
+    ):
+        value = _enumerated_value(inst, W)
+        res = _bound(inst, W, arc_flow=False, time_limit=1e-3, upper=True)
+        assert res.bound - EPS <= value <= res.info["upper"] + EPS
+        assert res.info["upper"] <= best_heuristic(inst).tel + EPS  # the seed's columns
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances(max_n=5))
+def test_arc_flow_equals_column_generation(inst):
+    # two independent ways to the W = 1 relaxation: one flow LP, and columns priced by the DP
+    flow = _bound(inst, 1)
+    columns = _bound(inst, 1, arc_flow=False)
+    assert flow.info["converged"] and columns.info["converged"]
+    assert flow.info["arc_flow_value"] == pytest.approx(columns.info["lp_value"], abs=1e-6)
+    assert flow.bound == pytest.approx(columns.bound, abs=1e-6)
 
 
 def test_monotone_in_nested_windows():
@@ -132,6 +171,8 @@ def test_start_must_nest():
         _bound(inst, 3, start=two)
     with pytest.raises(ValueError, match="W must be a positive integer"):
         _bound(inst, 0)
+    with pytest.raises(ValueError, match="lp_solver must be one of"):
+        _bound(inst, 1, lp_solver="barrier")
 
 
 @settings(max_examples=60, deadline=None)
