@@ -14,7 +14,6 @@ from .instance import Instance, InstanceError, Request  # noqa: E402
 from .io import read_instance, read_schedule, read_trace_csv, write_instance, write_schedule  # noqa: E402
 from .policies.registry import POLICIES, list_policy, register_policy, run_policy  # noqa: E402
 from .schedule import InfeasibleScheduleError, Schedule  # noqa: E402
-from .solvers.certify import CertifyResult, certify  # noqa: E402
 from .solvers import (  # noqa: E402
     BoundResult,
     ExactResult,
@@ -24,6 +23,7 @@ from .solvers import (  # noqa: E402
     lp_bound,
     solve_exact,
 )
+from .solvers.certify import CertifyResult, certify  # noqa: E402
 
 __all__ = [
     "__version__",

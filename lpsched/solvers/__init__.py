@@ -8,9 +8,10 @@
   :func:`export_model`, the back-end registry :data:`SOLVERS` and the model-size limits;
 * :mod:`.progress` -- :class:`~.progress.Progress`: the solver log and the incumbent / bound /
   gap line that every back end feeds (nothing is printed without one);
-* :mod:`.certify` -- :func:`~.certify.certify` (``lpsched.certify``): the best schedule, the best valid lower bound and the gap
-  at any size, from the methods of :mod:`.lns`, :mod:`.cpsat_intervals`,
-  :mod:`.partial_integrality` and :mod:`.colgen`;
+* :mod:`.certify` -- :func:`~.certify.certify` (``lpsched.certify``): the best schedule, the
+  best valid lower bound and the gap at any size, from the methods of :mod:`.lns`,
+  :mod:`.cpsat_intervals`, :mod:`.partial_integrality` and :mod:`.colgen`
+  (:mod:`.window_configuration`: the research relaxation of the README);
 * :mod:`.cache` -- exact optima of small instances, memoised.
 """
 
