@@ -138,8 +138,8 @@ class CertifyResult:
     runtime_s : float
         Wall time (seconds).
     log : list of CertifyEvent
-        Every improvement, in time order (a bound only when its value rounded up rises: the
-        TEL is an integer).
+        Every improvement, in time order (a bound when its value rounded up rises, the TEL
+        being an integer, and the bound as it stands at the end of each method).
     info : dict
         ``plan`` (the size class and the methods run), ``methods`` (seconds and outcome per
         method: ``done``, ``skipped: why``, ``failed: why``), ``interrupted``.
@@ -264,6 +264,16 @@ class _Tracker:
                     self.log.append(CertifyEvent(self.elapsed(), "lower", method, float(value)))
                     self.display.update(bound=value)
 
+    def flush(self) -> None:
+        """Log the bound as it stands when it rose since the last logged one by less than a
+        round (the end of a method: the log then ends on the final value)."""
+        with self._lock:
+            last = next((e for e in reversed(self.log) if e.side == "lower"), None)
+            if last is not None and self.bound > last.value + _EPS:
+                self.log.append(
+                    CertifyEvent(self.elapsed(), "lower", self.bound_method, self.bound)
+                )
+
     def closed(self) -> bool:
         return self.schedule is not None and math.ceil(self.bound - _EPS) >= self.schedule.tel
 
@@ -387,7 +397,7 @@ def _run_mip(ctx: _Context, budget: float | None) -> None:
 _RUNNERS: dict[str, Callable[[_Context, float | None], None]] = {
     "local-search": _run_local_search,
     "partial-integrality": _run_partial_integrality,
-    "colgen": _run_colgen,
+    "lp-colgen": _run_colgen,
     "cpsat-intervals": _run_cpsat_intervals,
     "lns": _run_lns,
     "mip": _run_mip,
@@ -406,13 +416,13 @@ PLANS: dict[str, tuple[tuple[str, float], ...]] = {
     ),
     "medium": (
         ("local-search", 0.05),
-        ("colgen", 0.1),
+        ("lp-colgen", 0.1),
         ("lns", 0.55),
         ("partial-integrality", 0.3),
     ),
     "large": (
         ("local-search", 0.03),
-        ("colgen", 0.47),
+        ("lp-colgen", 0.47),
         ("lns", 0.5),
     ),
 }
@@ -569,6 +579,8 @@ def certify(
                 methods[name] = f"failed: {exc}"
             else:
                 methods[name] = f"done in {time.perf_counter() - t:.2f} s"
+            finally:
+                tracker.flush()
         for name in todo:
             methods[name] = "skipped: the gap is closed"
     except KeyboardInterrupt:

@@ -90,11 +90,15 @@ def test_plans_by_size():
     for n, partial in ((100, True), (200, False)):  # 0.5 M and 2.1 M non-zeros
         medium = scaled_mix(n, 0)
         plan = certify_plan(medium, best_heuristic(medium))
-        assert plan["size"] == "medium" and plan["methods"][:3] == ["local-search", "colgen", "lns"]
+        assert plan["size"] == "medium" and plan["methods"][:3] == [
+            "local-search",
+            "lp-colgen",
+            "lns",
+        ]
         assert ("partial-integrality" in plan["methods"]) is partial
     large = read_instance("instances/default.json")
     plan = certify_plan(large, best_heuristic(large))
-    assert plan["size"] == "large" and "colgen" in plan["methods"]
+    assert plan["size"] == "large" and "lp-colgen" in plan["methods"]
 
 
 def _patched_plan(monkeypatch, runner):
