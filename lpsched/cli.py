@@ -985,6 +985,10 @@ def certify(
     from .solvers.certify import CertifyInterrupted
     from .solvers.certify import certify as run_certify
 
+    if output is not None:  # before a run of minutes, not after it
+        folder = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise click.BadParameter(f"{output}: cannot write there", param_hint="-o")
     with _signals_as_interrupt():
         try:
             inst = _load(instance)

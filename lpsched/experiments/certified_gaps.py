@@ -31,7 +31,8 @@ when one beats it (``best_method`` names which). ``status`` is ``optimal`` only 
 ``ceil(bound - 1e-6) >= best_tel``, and ``gap = (best_tel - bound) / best_tel``;
 ``certify_methods`` lists what each of certify's methods did (``done in ... s``, ``skipped:
 why``, ``failed: why``). An instance's rows are all computed before the first is written, so
-they share one certify run.
+they share one certify run; a row missing or rejected when a run resumes is computed again with
+a new certify run (time-limited, so its bound may differ a little from its siblings').
 
 Source: ours (issue 11, item 5).
 """

@@ -69,6 +69,7 @@ __all__ = [
     "certify_plan",
     "SMALL_MAX_NONZEROS",
     "PARTIAL_MAX_NONZEROS",
+    "PARTIAL_MIN_SECONDS",
 ]
 
 _EPS = 1e-6
@@ -81,6 +82,10 @@ SMALL_MAX_NONZEROS = 400_000
 #: generation gives the same LP value in about a second (n = 200 of the scaled mix: 2.1 M
 #: non-zeros, the root LP over 45 s; ``benchmarks/bench_certify.py``).
 PARTIAL_MAX_NONZEROS = 1_000_000
+#: Smallest budget (seconds) partial integrality is started with: HiGHS' first LP, during
+#: which it cannot be stopped, takes seconds at n = 100 (measured: 5 s on a 0.5 s limit), and a
+#: shorter run only repeats the LP the other methods give.
+PARTIAL_MIN_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -449,7 +454,8 @@ def certify_plan(instance: Instance, schedule: Schedule) -> dict[str, Any]:
     Source: ours. The thresholds are :data:`SMALL_MAX_NONZEROS` (above it HiGHS and CP-SAT
     on the full MIP rarely move either side within minutes),
     :data:`~lpsched.solvers.solve.AUTO_LP_MAX_NONZEROS` (above it even the LP is not built
-    whole) and :data:`PARTIAL_MAX_NONZEROS` (above it partial integrality is left out).
+    whole) and :data:`PARTIAL_MAX_NONZEROS` (above it partial integrality is left out; it
+    is also skipped with a budget under :data:`PARTIAL_MIN_SECONDS`).
     """
     hz = tight_horizon(instance, schedule)
     _, nnz = matrix_size(instance, hz.T, hz.slack)
@@ -571,6 +577,9 @@ def certify(
                     methods[name] = "skipped: no time left"
                     continue
                 budget = left if not todo else left * share
+                if name == "partial-integrality" and budget < PARTIAL_MIN_SECONDS:
+                    methods[name] = f"skipped: budget {budget:.1f} s < {PARTIAL_MIN_SECONDS:g} s"
+                    continue
             display.set_stage(name)
             t = time.perf_counter()
             try:

@@ -55,11 +55,12 @@ from ..instance import Instance
 from ..schedule import Schedule
 from . import cpsat, highs
 from .result import run_interruptible
-from .solve import shift_arrivals
+from .solve import check_time_limit, shift_arrivals
 
 __all__ = [
     "RELATED_MAX_N",
     "FULL_WINDOW_MAX_N",
+    "MAX_ROUNDS",
     "COMPACT_MIN_N",
     "SUB_SOLVERS",
     "ResidualMemory",
@@ -75,6 +76,9 @@ RELATED_MAX_N = 200
 FULL_WINDOW_MAX_N = 40
 #: Above this many requests :func:`improve_lns` compacts with the executor by default.
 COMPACT_MIN_N = 200
+#: Longest time axis (rounds from the earliest arrival to past the makespan) whose residual
+#: memory profile is stored (8 bytes a round); above it :func:`improve_lns` refuses the instance.
+MAX_ROUNDS = 20_000_000
 #: Back ends for the sub-MIPs.
 SUB_SOLVERS = ("highs", "cpsat")
 
@@ -449,6 +453,9 @@ def improve_lns(
     ------
     InfeasibleScheduleError
         ``schedule`` is infeasible.
+    ValueError
+        ``time_limit`` not None or a finite number > 0; the schedule spans more than
+        :data:`MAX_ROUNDS` rounds (arrivals spread over ~1e7+ rounds: the profile is dense).
     KeyboardInterrupt
         Ctrl-C; every improvement was reported through ``on_improve`` before.
 
@@ -469,6 +476,7 @@ def improve_lns(
     """
     if solver not in SUB_SOLVERS:
         raise ValueError(f"unknown sub-MIP solver {solver!r}; choose from {', '.join(SUB_SOLVERS)}")
+    time_limit = check_time_limit(time_limit)
     t_begin = time.perf_counter()
     deadline = math.inf if time_limit is None else t_begin + float(time_limit)
     schedule.check()
@@ -484,8 +492,14 @@ def improve_lns(
     ext = int(np.median(o)) if extension is None else int(extension)
     # rounds stored: requests may move up to ext + max o rounds past the makespan
     length = int((p0 + o).max()) + ext + int(o.max()) + 1
+    if length > MAX_ROUNDS:
+        raise ValueError(
+            f"{instance.name}: the schedule spans {length:,} rounds, above the {MAX_ROUNDS:,} "
+            "whose memory profile the LNS stores"
+        )
     prof = ResidualMemory(inst, p0, length)
     cur_tel = schedule.tel
+    total_o = int(o.sum())
     sub_limit = (
         float(sub_time_limit)
         if sub_time_limit is not None
@@ -536,6 +550,9 @@ def improve_lns(
             lo = np.maximum(a[free], t0 - ext)
             hi = np.maximum(np.minimum(t1 + ext, length - o[free]), p[free])
             j += max(1, kk // 2)
+        # a schedule of TEL <= cur_tel has every wait p_i - a_i <= cur_tel - sum o: no start
+        # later is worth a column (and a window across an idle gap between arrivals stays small)
+        hi = np.maximum(np.minimum(hi, a[free] + (cur_tel - total_o)), p[free])
         stats.sizes.append(int(free.size))
         cur = p[free].copy()
         prof.remove(free)

@@ -170,3 +170,17 @@ def test_cli_certify_json_and_schedule(tmp_path):
     text = CliRunner().invoke(main, ["certify", path, "--time-limit", "30"])
     assert text.exit_code == 0
     assert "status      optimal" in text.output and "improvements (" in text.output
+
+
+def test_cli_refuses_an_unwritable_output_before_the_run(tmp_path):
+    r = CliRunner().invoke(
+        main, ["certify", "instances/exact/mix10-s1.json", "-o", str(tmp_path / "no" / "x.json")]
+    )
+    assert r.exit_code == 2 and "cannot write there" in r.output
+
+
+def test_partial_integrality_is_skipped_with_a_short_budget():
+    inst = scaled_mix(30, 0)
+    res = certify(inst, time_limit=4, threads=1)
+    _consistent(res, inst)
+    assert res.info["methods"]["partial-integrality"].startswith("skipped: budget")

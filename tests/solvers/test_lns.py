@@ -5,6 +5,7 @@ and the whole search against brute-force and proven optima (arrivals included)."
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lpsched.executor import execute
+from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.baselines import fcfs_order
+from lpsched.policies.local_search import best_heuristic
 from lpsched.solvers.lns import ResidualMemory, improve_lns, solve_neighbourhood
 
 EXACT = Path(__file__).resolve().parents[2] / "instances" / "exact"
@@ -191,3 +194,21 @@ def test_lns_without_time_limit_stops_when_converged():
     out.check()
     assert out.tel == 74
     assert out.info["lns"]["passes"] >= 1
+
+
+def test_windows_across_an_idle_gap_between_arrivals_stay_small():
+    # Two requests arrive a million rounds after the others: a window of requests in start
+    # order spans the gap, but no start later than a_i + (TEL - sum o) can improve the TEL,
+    # so the sub-MIPs keep a handful of columns (without that cap: millions, and gigabytes).
+    inst = Instance.from_arrays([3, 2, 4, 1], [2, 3, 1, 2], 8, [0, 0, 10**6, 10**6])
+    start = best_heuristic(inst)
+    best = improve_lns(inst, start, time_limit=1.0, threads=1)
+    best.check()
+    assert best.tel == start.tel == 9  # each request alone at its arrival: the optimum
+    assert 0 < best.info["lns"]["max_nnz"] < 1_000
+
+
+def test_time_limit_must_be_finite():
+    inst = Instance.from_arrays([1, 1], [1, 1], 4)
+    with pytest.raises(ValueError, match="time_limit"):
+        improve_lns(inst, best_heuristic(inst), time_limit=math.inf)
