@@ -51,6 +51,10 @@ from ..formulations.time_indexed import matrix_size
 from ..instance import Instance
 from ..policies.local_search import best_heuristic, improve_schedule
 from ..schedule import Schedule
+from .colgen import colgen_lp_bound
+from .cpsat_intervals import solve_cpsat_intervals
+from .lns import improve_lns
+from .partial_integrality import partial_integrality_bound
 from .progress import Progress
 from .result import LPTooLargeError, SolveInterrupted
 from .solve import (
@@ -322,35 +326,27 @@ def _run_local_search(ctx: _Context, budget: float | None) -> None:
     ctx.tracker.offer_schedule("local-search", sched)
 
 
-def _run_partial_integrality(ctx: _Context, budget: float | None) -> None:
-    from .partial_integrality import partial_integrality_bound
+def _bound_runner(
+    method: str, bound: Callable[..., Any]
+) -> Callable[[_Context, float | None], None]:
+    """The runner of a lower-bound method (the contract of the methods): called with the
+    instance and the best schedule so far, it reports each better bound through ``on_bound``
+    and returns a :class:`~.result.BoundResult`."""
 
-    res = partial_integrality_bound(
-        ctx.instance,
-        ctx.tracker.upper(),
-        time_limit=budget,
-        threads=ctx.threads,
-        on_bound=lambda b: ctx.tracker.offer_bound("partial-integrality", b),
-    )
-    ctx.tracker.offer_bound("partial-integrality", res.bound)
+    def run(ctx: _Context, budget: float | None) -> None:
+        res = bound(
+            ctx.instance,
+            ctx.tracker.upper(),
+            time_limit=budget,
+            threads=ctx.threads,
+            on_bound=lambda b: ctx.tracker.offer_bound(method, b),
+        )
+        ctx.tracker.offer_bound(method, res.bound)
 
-
-def _run_colgen(ctx: _Context, budget: float | None) -> None:
-    from .colgen import colgen_lp_bound
-
-    res = colgen_lp_bound(
-        ctx.instance,
-        ctx.tracker.upper(),
-        time_limit=budget,
-        threads=ctx.threads,
-        on_bound=lambda b: ctx.tracker.offer_bound("lp-colgen", b),
-    )
-    ctx.tracker.offer_bound("lp-colgen", res.bound)
+    return run
 
 
 def _run_cpsat_intervals(ctx: _Context, budget: float | None) -> None:
-    from .cpsat_intervals import solve_cpsat_intervals
-
     res = solve_cpsat_intervals(
         ctx.instance,
         ctx.tracker.upper(),
@@ -364,8 +360,6 @@ def _run_cpsat_intervals(ctx: _Context, budget: float | None) -> None:
 
 
 def _run_lns(ctx: _Context, budget: float | None) -> None:
-    from .lns import improve_lns
-
     sched = improve_lns(
         ctx.instance,
         ctx.tracker.upper(),
@@ -401,8 +395,8 @@ def _run_mip(ctx: _Context, budget: float | None) -> None:
 
 _RUNNERS: dict[str, Callable[[_Context, float | None], None]] = {
     "local-search": _run_local_search,
-    "partial-integrality": _run_partial_integrality,
-    "lp-colgen": _run_colgen,
+    "partial-integrality": _bound_runner("partial-integrality", partial_integrality_bound),
+    "lp-colgen": _bound_runner("lp-colgen", colgen_lp_bound),
     "cpsat-intervals": _run_cpsat_intervals,
     "lns": _run_lns,
     "mip": _run_mip,
