@@ -7,11 +7,22 @@ enumeration) live in the test modules that use them, written from SPEC.md alone.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import strategies as st
 
 from lpsched.instance import Instance
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_raises():
+    """Python's own SIGINT handler, also when the suite was started in the background by a
+    shell (which starts it with SIGINT ignored, so that ``_thread.interrupt_main`` in the
+    Ctrl-C tests would do nothing and their solves would run to their time limits)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
 
 
 @pytest.fixture(autouse=True, scope="session")
