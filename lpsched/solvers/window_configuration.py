@@ -356,6 +356,20 @@ class _Stopped(RuntimeError):
     """The master LP ended without an optimal solution (the time limit)."""
 
 
+def _solve_optimal(h, deadline: float | None) -> tuple[float, np.ndarray]:
+    """Run the LP in ``h`` (Ctrl-C stops it and raises ``KeyboardInterrupt``) and return its
+    value and row duals; :class:`_Stopped` when it ends without an optimum (the time limit)."""
+    import highspy
+
+    if deadline is not None:
+        _set_time_limit(h, deadline)
+    if run_highs(h, deadline):
+        raise KeyboardInterrupt
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise _Stopped(h.modelStatusToString(h.getModelStatus()))
+    return float(h.getInfo().objective_function_value), np.asarray(h.getSolution().row_dual)
+
+
 class _Master:
     """The restricted master LP in HiGHS, box-stepped.
 
@@ -445,18 +459,9 @@ class _Master:
         HiGHS' duals satisfy ``reduced cost = cost - A^T y``; the Lagrangian of the module
         docstring uses ``mu = y`` on the linking rows.
         """
-        import highspy
 
-        h = self.h
-        if deadline is not None:
-            _set_time_limit(h, deadline)
-        if run_highs(h, deadline):
-            raise KeyboardInterrupt
-        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            raise _Stopped(h.modelStatusToString(h.getModelStatus()))
-        y = np.asarray(h.getSolution().row_dual)
+        value, y = _solve_optimal(self.h, deadline)
         n, nl = self.mat.n_units, self.win.n_links
-        value = float(h.getInfo().objective_function_value)
         return value, y[n : n + nl], y[n + nl :]
 
 
@@ -551,32 +556,19 @@ def _arc_flow(
         h.setOptionValue("threads", threads)
     h.setOptionValue("solver", solver)
     h.passModel(lp)
-    if deadline is not None:
-        _set_time_limit(h, deadline)
-    if run_highs(h, deadline):
-        raise KeyboardInterrupt
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise _Stopped(h.modelStatusToString(h.getModelStatus()))
-    y = np.asarray(h.getSolution().row_dual)
-    return float(h.getInfo().objective_function_value), y[n : n + nl]
+    value, y = _solve_optimal(h, deadline)
+    return value, y[n : n + nl]
 
 
 def _lp_duals(mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadline) -> np.ndarray:
     """Linking multipliers from the time-indexed LP's memory duals ``y_t <= 0``:
     ``mu_{w,i,k} = sum_{t in w, k < t <= k + o_i} y_t (s_i + t - k)``, for which
     ``L(mu) >= LP`` (module docstring)."""
-    import highspy
 
     from .highs import build_highs
 
     h = build_highs(mat, relax=True, threads=threads)
-    if deadline is not None:
-        _set_time_limit(h, deadline)
-    if run_highs(h, deadline):
-        raise KeyboardInterrupt
-    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-        raise _Stopped(h.modelStatusToString(h.getModelStatus()))
-    y = np.asarray(h.getSolution().row_dual)[mat.n_units :]  # memory rows t = 1..T
+    y = _solve_optimal(h, deadline)[1][mat.n_units :]  # memory rows t = 1..T
     inst = mat.instance
     mu = np.zeros(win.n_links)
     k = mat.col_start[win.link_col]
