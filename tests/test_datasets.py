@@ -197,7 +197,7 @@ def _fill(cache: Path, names) -> None:
 
 @needs_traces
 def test_headline_reads_the_cache_and_says_what_it_skipped(cache, tmp_path, capsys):
-    opts = dict(seeds=[0], n=40, progress=False)
+    opts = dict(seeds=[0], n=40, progress=False, sensitivity=False)
     table = headline.run(tmp_path / "none", **opts)
     note = (
         "skipped the 'traces' column (real Azure conversation and arXiv rows): traces not "
@@ -206,7 +206,8 @@ def test_headline_reads_the_cache_and_says_what_it_skipped(cache, tmp_path, caps
     )
     assert table.endswith(f"Note: {note}.") and "| traces" not in table
     assert f"lpsched: {note}\n" in capsys.readouterr().err
-    assert {r["source"] for r in _rows(tmp_path / "none" / "headline.csv")} == {"mix-80-20"}
+    sources = {r["source"] for r in _rows(tmp_path / "none" / "headline.csv")}
+    assert sources == set(headline.HEADLINE_SOURCES)
 
     _fill(cache, ["conversation"])  # one of the two files is not enough
     assert "skipped the 'traces' column" in headline.run(tmp_path / "half", **opts)
@@ -217,7 +218,7 @@ def test_headline_reads_the_cache_and_says_what_it_skipped(cache, tmp_path, caps
     explicit = headline.run(tmp_path / "explicit", trace_dir=SHARED, **opts)
     assert explicit == table
     rows = _rows(tmp_path / "cache" / "headline.csv")
-    assert {r["source"] for r in rows} == {"mix-80-20", "traces"}
+    assert {r["source"] for r in rows} == {*headline.HEADLINE_SOURCES, "traces"}
     assert rows == _rows(tmp_path / "explicit" / "headline.csv")
 
 

@@ -11,20 +11,23 @@ seed paper reports its heuristics within 1.03-1.09 of the LP bound "on tractable
 
 The instances (:func:`certified_instance`):
 
-* ``scaled-mix`` (M = 50 tokens) and ``uniform-small`` (M = 30) of
-  :data:`lpsched.generators.small.EXACT_WORKLOADS` at every size of ``sizes`` other than
+* the small workloads of :data:`lpsched.generators.small.EXACT_WORKLOADS` (default
+  ``paper-scaled``, the paper's mix divided by 20, M = 825 tokens; ``scaled-mix``, M = 50, and
+  ``uniform-small``, M = 30, on request) at every size of ``sizes`` other than
   :data:`PAPER_N`, seeds ``seeds`` (the M of the ``optimality-gaps`` reproduction);
 * at ``n = 2000`` (when :data:`PAPER_N` is among the sizes): the shipped default instance
-  ``default`` (``instances/default.json``, made by ``lpsched generate --workload mix-80-20 -n 2000
-  --memory 16492 --seed 0``), and ``mix-80-20`` at n = 2000, M = 16,492 for the seeds
+  ``default`` (``instances/default.json``, made by ``lpsched generate --workload paper-mix -n
+  2000 --memory 16492 --seed 0``), and ``paper-mix`` at n = 2000, M = 16,492 for the seeds
   ``paper_seeds`` (default 1: the seed-1 instance of the ``headline`` reproduction; seed 0 is
   the default instance itself and is refused).
 
-Sorted-F's Phase 1 is ``dp`` on the small workloads (exact at M <= 50) and ``swap`` at n =
-2000 (the paper's choice there, as in ``headline``). Sorted-LP needs the time-indexed LP; where
-that LP is above its size limit (:class:`~lpsched.solvers.result.LPTooLargeError`, e.g. the
-n = 2000 instances) the row's ``tel`` is empty, its ``note`` holds the error, and the table's
-cell says so; no other error is caught.
+Sorted-F's Phase 1 is ``dp`` on ``scaled-mix`` and ``uniform-small`` (exact at M <= 50),
+``auto`` on ``paper-scaled`` (``dp`` up to n = 100, ``swap`` above, SPEC section 4) and
+``swap`` at n = 2000 (the paper's choice there, as in ``headline``). Sorted-LP needs the
+time-indexed LP; where that LP is above its size limit
+(:class:`~lpsched.solvers.result.LPTooLargeError`, e.g. the n = 2000 instances) the row's
+``tel`` is empty, its ``note`` holds the error, and the table's cell says so; no other error
+is caught.
 
 Each row's ``best_tel`` is the smallest TEL found on its instance: certify's, or a policy's
 when one beats it (``best_method`` names which). ``status`` is ``optimal`` only when
@@ -49,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..generators.small import EXACT_WORKLOADS
-from ..generators.workloads import generate
+from ..generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
 from ..instance import Instance
 from ..policies.registry import run_policy
 from ..solvers.certify import certify
@@ -76,17 +79,20 @@ NAME = "certified-gaps"
 DESCRIPTION = "policies against certified lower bounds (lpsched certify), n = 30 to 2000"
 
 CERTIFIED_POLICIES = ("fcfs", "mcsf", "size", "sorted-f", "sorted-lp")
-#: The paper's scale: n and M (tokens) of the default instance.
-PAPER_N = 2000
-PAPER_MEMORY = 16492
-#: The workloads at :data:`PAPER_N`: the default instance (mix-80-20, seed 0) and mix-80-20.
-PAPER_WORKLOADS = ("default", "mix-80-20")
+#: The workloads at :data:`PAPER_N`: the default instance (paper-mix, seed 0) and paper-mix.
+PAPER_WORKLOADS = ("default", PAPER_WORKLOAD)
 DEFAULT_SIZES = (30, 100, 200, PAPER_N)
 #: Seconds of certify per instance, by ``n``: the default reproduction (30 small instances and
 #: two at n = 2000) is about 30 minutes of wall time on 2 workers. The issue's targets are
 #: ``{30: 60, 200: 300, 2000: 600}``.
 DEFAULT_TIME_LIMITS: dict[int, float] = {30: 30.0, 100: 60.0, 200: 120.0, PAPER_N: 600.0}
-_PHASE1 = {"scaled-mix": "dp", "uniform-small": "dp", "default": "swap", "mix-80-20": "swap"}
+_PHASE1 = {
+    "paper-scaled": "auto",
+    "scaled-mix": "dp",
+    "uniform-small": "dp",
+    "default": "swap",
+    PAPER_WORKLOAD: "swap",
+}
 
 FIELDS = [
     "workload",
@@ -119,9 +125,9 @@ def certified_instance(workload: str, n: int, seed: int) -> Instance:
     Parameters
     ----------
     workload : str
-        ``scaled-mix`` or ``uniform-small`` (their generators' M: 50 and 30 tokens),
-        ``default`` (the default instance: ``mix-80-20``, M = 16,492, seed 0, named
-        ``default``; ``n`` must be 2000 and ``seed`` 0) or ``mix-80-20`` (M = 16,492).
+        ``paper-scaled``, ``scaled-mix`` or ``uniform-small`` (their generators' M: 825, 50
+        and 30 tokens), ``default`` (the default instance: ``paper-mix``, M = 16,492, seed 0,
+        named ``default``; ``n`` must be 2000 and ``seed`` 0) or ``paper-mix`` (M = 16,492).
     n : int
         Number of requests.
     seed : int
@@ -149,9 +155,9 @@ def certified_instance(workload: str, n: int, seed: int) -> Instance:
     if workload == "default":
         if (n, seed) != (PAPER_N, 0):
             raise ValueError(f"the default instance has n = {PAPER_N} and seed 0, not {n}, {seed}")
-        return generate("mix-80-20", PAPER_N, PAPER_MEMORY, seed=0, name="default")
-    if workload == "mix-80-20":
-        return generate("mix-80-20", n, PAPER_MEMORY, seed=seed)
+        return generate(PAPER_WORKLOAD, PAPER_N, PAPER_MEMORY, seed=0, name="default")
+    if workload == PAPER_WORKLOAD:
+        return generate(PAPER_WORKLOAD, n, PAPER_MEMORY, seed=seed)
     known = ", ".join([*EXACT_WORKLOADS, *PAPER_WORKLOADS])
     raise KeyError(f"unknown workload {workload!r}; known: {known}")
 
@@ -183,7 +189,7 @@ def run(
     *,
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     sizes: Sequence[int] = DEFAULT_SIZES,
-    workloads: Sequence[str] = ("scaled-mix", "uniform-small"),
+    workloads: Sequence[str] = ("paper-scaled",),
     paper_seeds: Sequence[int] = (1,),
     time_limits: Mapping[int, float] | float | None = None,
     lp_max_nonzeros: int | None = None,
@@ -201,11 +207,11 @@ def run(
         Seeds of the small workloads.
     sizes : sequence of int
         Numbers of requests ``n``: the small workloads run at every size but
-        :data:`PAPER_N`; :data:`PAPER_N` adds the default instance and ``mix-80-20``.
+        :data:`PAPER_N`; :data:`PAPER_N` adds the default instance and ``paper-mix``.
     workloads : sequence of str
         The small workloads (names of :data:`lpsched.generators.small.EXACT_WORKLOADS`).
     paper_seeds : sequence of int
-        Seeds of ``mix-80-20`` at n = 2000 (default 1: the headline's seed-1 instance); seed
+        Seeds of ``paper-mix`` at n = 2000 (default 1: the headline's seed-1 instance); seed
         0 is the default instance, already in the table.
     time_limits : mapping of int to float, or float, optional
         Seconds of certify per instance: ``{n: seconds}`` merged over
@@ -244,7 +250,7 @@ def run(
             raise KeyError(f"unknown small workload {w!r}; known: {', '.join(EXACT_WORKLOADS)}")
     if 0 in paper_seeds:
         raise ValueError(
-            "paper_seeds: seed 0 of mix-80-20 at n = 2000 is the default instance, which the "
+            "paper_seeds: seed 0 of paper-mix at n = 2000 is the default instance, which the "
             "table has already; choose other seeds"
         )
     limits = _time_limits(sizes, time_limits)
@@ -253,7 +259,7 @@ def run(
         (w, n, seed)
         for n in sizes
         for w, seed_list in (
-            [("default", [0]), ("mix-80-20", paper_seeds)]
+            [("default", [0]), (PAPER_WORKLOAD, paper_seeds)]
             if n == PAPER_N
             else [(w, seeds) for w in workloads]
         )
@@ -466,10 +472,10 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
         "instances (arXiv 2508.06133, section 6)."
     )
     if any(w == "default" for w, _ in groups):
-        text += " 'default' is instances/default.json (mix-80-20, M = 16,492, seed 0)."
-    if any(w == "mix-80-20" for w, _ in groups):
-        seeds = sorted({int(r["seed"]) for r in rows if r["workload"] == "mix-80-20"})
-        text += f" mix-80-20 at n = {PAPER_N}: seed(s) {', '.join(map(str, seeds))}."
+        text += " 'default' is instances/default.json (paper-mix, M = 16,492, seed 0)."
+    if any(w == PAPER_WORKLOAD for w, _ in groups):
+        seeds = sorted({int(r["seed"]) for r in rows if r["workload"] == PAPER_WORKLOAD})
+        text += f" {PAPER_WORKLOAD} at n = {PAPER_N}: seed(s) {', '.join(map(str, seeds))}."
     if notes:
         text += "\n\nPolicies that could not run (empty cells):\n\n" + "\n".join(
             f"- {note}" for note in notes

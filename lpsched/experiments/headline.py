@@ -1,10 +1,12 @@
-"""Reproduction ``headline``: FCFS, MC-SF, size priority and Sorted-F on the 80/20 mix, beside
-the production-style baselines ``vllm`` and ``vllm-sf`` (SPEC section 4; ours).
+"""Reproduction ``headline``: FCFS, MC-SF, size priority and Sorted-F on the paper's 80/20 mix,
+beside the production-style baselines ``vllm`` and ``vllm-sf`` (SPEC section 4; ours).
 
 The seed paper's headline comparison (arXiv 2508.06133, section 6): mean latency of the list
 policies on n = 2000 requests of the 80/20 conversation / summarization mix, M = 16,492, as
-ratios to Sorted-F. :func:`policy_comparison` and :func:`ratio_table` serve the
-``sensitivity`` reproduction too.
+ratios to Sorted-F; here under each of the three LMSYS readings
+(:mod:`lpsched.generators.lmsys`), with the Azure mix as the contrast, and the sensitivity of
+the ratios to the lognormal shape and to M. :func:`policy_comparison` and :func:`ratio_table`
+serve the ``sensitivity`` reproduction too.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from ..datasets import cached_trace_dir, skipped
-from ..generators.workloads import from_traces, generate
+from ..generators.workloads import (
+    PAPER_HEADLINE_RATIOS,
+    PAPER_MEMORY,
+    PAPER_N,
+    PAPER_WORKLOAD,
+    from_traces,
+    generate,
+)
 from ..instance import Instance
 from ..io import require_files
 from ..policies.registry import run_policy
@@ -31,6 +40,12 @@ __all__ = [
     "HEADLINE_POLICIES",
     "HEADLINE_RATIOS",
     "TRACE_FILES",
+    "HEADLINE_SOURCES",
+    "SHAPE_PREFILL_SIGMAS",
+    "SHAPE_DECODE_SIGMAS",
+    "SENSITIVITY_MEMORIES",
+    "shape_spec",
+    "shape_table",
     "policy_comparison",
     "ratio_table",
     "run",
@@ -38,8 +53,8 @@ __all__ = [
 
 NAME = "headline"
 DESCRIPTION = (
-    "mean latency of FCFS, MC-SF, size and Sorted-F on the 80/20 mix (arXiv 2508.06133, "
-    "section 6), beside the vllm baselines"
+    "mean latency of FCFS, MC-SF, size and Sorted-F on the paper's 80/20 mix (arXiv "
+    "2508.06133, section 6), beside the vllm baselines; sensitivity to shape and M"
 )
 HEADLINE_POLICIES = (
     "fcfs",
@@ -224,14 +239,64 @@ def ratio_table(
     return markdown_table(out, headers)
 
 
+#: The sources of the main table: the paper's mix under each LMSYS reading (the default first),
+#: then the Azure contrast mix from the shipped tables and, with the traces, from real rows.
+HEADLINE_SOURCES = ("paper-mix", "paper-mix-subset", "paper-mix-conversation", "mix-80-20")
+#: Shapes of the sensitivity table: lognormal sigma of the prefill and of the decode length of
+#: the ``lmsys-turn`` reading (defaults 1.616 and 1.131, :mod:`lpsched.generators.lmsys`).
+SHAPE_PREFILL_SIGMAS = (0.8, 1.2, 1.616, 2.0)
+SHAPE_DECODE_SIGMAS = (0.6, 0.9, 1.131, 1.4)
+#: KV-cache budgets of the sensitivity table (tokens): the paper's 16,492 halved, doubled and
+#: quadrupled (a quarter would be below the largest arXiv requests, about 4,200 tokens).
+SENSITIVITY_MEMORIES = (8246, 16492, 32984, 65536)
+_PAPER = {label: f"{paper:.2f}" for label, _, _, paper in PAPER_HEADLINE_RATIOS}
+
+
+def shape_spec(prefill_sigma: float, decode_sigma: float) -> str:
+    """The ``paper-mix`` spec with the ``lmsys-turn`` shapes ``prefill_sigma``, ``decode_sigma``."""
+    return (
+        f"lmsys-turn[prefill_sigma={prefill_sigma:g};decode_sigma={decode_sigma:g}]:0.8,"
+        "summarization:0.2"
+    )
+
+
+def shape_table(rows: Sequence[Mapping[str, str]]) -> str:
+    """Markdown: FCFS / Sorted-F and MC-SF / Sorted-F (means over seeds) for each pair of
+    lognormal shapes; rows the prefill sigma, columns the decode sigma."""
+    lat = {(r["source"], r["seed"], r["policy"]): float(r["mean_latency"]) for r in rows}
+    seeds = sorted({r["seed"] for r in rows})
+
+    def mean_ratio(src: str, num: str) -> str:
+        vals = [
+            lat[(src, s, num)] / lat[(src, s, "sorted-f")]
+            for s in seeds
+            if (src, s, num) in lat and (src, s, "sorted-f") in lat
+        ]
+        return f"{np.mean(vals):.2f}" if vals else "-"
+
+    out = []
+    for ps in SHAPE_PREFILL_SIGMAS:
+        row = {"prefill sigma": f"{ps:g}"}
+        for ds in SHAPE_DECODE_SIGMAS:
+            src = shape_spec(ps, ds)
+            row[f"decode sigma {ds:g}"] = f"{mean_ratio(src, 'fcfs')} / {mean_ratio(src, 'mcsf')}"
+        out.append(row)
+    headers = ["prefill sigma", *(f"decode sigma {ds:g}" for ds in SHAPE_DECODE_SIGMAS)]
+    return markdown_table(out, headers) + (
+        "\n\nCells: FCFS / Sorted-F and MC-SF / Sorted-F, mean over seeds; the default shape "
+        "is prefill 1.616, decode 1.131 (the means stay the published ones at every shape)."
+    )
+
+
 def run(
     out_dir: str | os.PathLike[str],
     *,
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
-    n: int = 2000,
-    memory: int = 16492,
+    n: int = PAPER_N,
+    memory: int = PAPER_MEMORY,
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "swap",
+    sensitivity: bool = True,
     **engine: Any,
 ) -> str:
     """The paper's headline comparison (arXiv 2508.06133, section 6): mean latency of FCFS,
@@ -240,7 +305,8 @@ def run(
     Parameters
     ----------
     out_dir : path-like
-        Writes ``headline.csv`` (one row per source, seed and policy) and ``headline.md``.
+        Writes ``headline.csv`` (one row per source, seed and policy) and ``headline.md``;
+        with ``sensitivity``, also ``headline-shape.csv`` and ``headline-memory.csv``.
     seeds : sequence of int
         Instance seeds.
     n, memory : int
@@ -248,11 +314,15 @@ def run(
     trace_dir : path-like, optional
         Folder of the public traces: adds the source ``traces`` (80% Azure conversation rows,
         20% arXiv rows drawn from the real files ``splitwise_conv.csv`` and
-        ``arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv``) beside ``mix-80-20``
-        (the shipped tables). Default: the trace cache (``lpsched traces fetch``) when it holds
-        both files; else the column is skipped, which the report and standard error say.
+        ``arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv``) beside the
+        :data:`HEADLINE_SOURCES`. Default: the trace cache (``lpsched traces fetch``) when it
+        holds both files; else the column is skipped, which the report and standard error say.
     solver : str
         Sorted-F Phase-1 solver (the paper used ``swap`` at n = 2000).
+    sensitivity : bool
+        Add the two sensitivity tables on ``paper-mix``: the lognormal shapes of the LMSYS
+        reading (:data:`SHAPE_PREFILL_SIGMAS` x :data:`SHAPE_DECODE_SIGMAS`) and the budget
+        ``M`` (:data:`SENSITIVITY_MEMORIES`), for FCFS, MC-SF and Sorted-F.
     **engine
         Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
@@ -261,7 +331,8 @@ def run(
     str
         Markdown: per source, mean (min-max over seeds) of the mean-latency ratios FCFS /
         Sorted-F and MC-SF / Sorted-F, strict and with backfill, beside the paper's figures,
-        and vllm / Sorted-F, vllm-sf / Sorted-F (no paper figure: our baselines).
+        and vllm / Sorted-F, vllm-sf / Sorted-F (no paper figure: our baselines); then the
+        sensitivity tables.
     """
     note = None
     if trace_dir is None:
@@ -270,7 +341,7 @@ def run(
             note = skipped(
                 "the 'traces' column (real Azure conversation and arXiv rows)", [*TRACE_FILES]
             )
-    sources = ["mix-80-20"] + (["traces"] if trace_dir is not None else [])
+    sources = [*HEADLINE_SOURCES] + (["traces"] if trace_dir is not None else [])
     rows = policy_comparison(
         out_dir,
         NAME,
@@ -282,9 +353,42 @@ def run(
         solver=solver,
         **engine,
     )
-    table = ratio_table(
-        rows, ("source",), paper={"FCFS / Sorted-F": "4.87", "MC-SF / Sorted-F": "2.09"}
+    text = ratio_table(rows, ("source",), paper=_PAPER)
+    text += (
+        "\n\nColumns: paper-mix is the paper's mix as lpsched reads it (80% lmsys-turn, 20% "
+        "arXiv summarization; the default); paper-mix-subset and paper-mix-conversation take "
+        "the other two LMSYS readings; mix-80-20 (shipped tables) and traces (real rows) take "
+        "their short requests from the Azure conversation trace instead: the contrast."
     )
     if note is not None:
-        table += f"\n\nNote: {note}."
-    return write_report(out_dir, NAME, table)
+        text += f"\n\nNote: {note}."
+    if sensitivity:
+        few = ("fcfs", "mcsf", "sorted-f")
+        shapes = [shape_spec(ps, ds) for ps in SHAPE_PREFILL_SIGMAS for ds in SHAPE_DECODE_SIGMAS]
+        shape_rows = policy_comparison(
+            out_dir,
+            f"{NAME}-shape",
+            shapes,
+            [memory],
+            seeds,
+            n=n,
+            policies=few,
+            solver=solver,
+            **engine,
+        )
+        memory_rows = policy_comparison(
+            out_dir,
+            f"{NAME}-memory",
+            [PAPER_WORKLOAD],
+            list(SENSITIVITY_MEMORIES),
+            seeds,
+            n=n,
+            policies=few,
+            solver=solver,
+            **engine,
+        )
+        text += "\n\n### Sensitivity to the shape of the LMSYS lengths (paper-mix, M = "
+        text += f"{memory:,})\n\n" + shape_table(shape_rows)
+        text += "\n\n### Sensitivity to the KV-cache budget M (paper-mix)\n\n"
+        text += ratio_table(memory_rows, ("source", "memory"), ratios=HEADLINE_RATIOS[:2])
+    return write_report(out_dir, NAME, text)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..generators.intervals import from_spec
-from ..generators.workloads import generate
+from ..generators.workloads import PAPER_WORKLOAD, generate
 from ..instance import Instance
 from ..policies.registry import run_policy
 from .engine import Sweep, Task, finite_float, run_sweep, seconds
@@ -64,7 +64,7 @@ def run(
     seeds: Sequence[int] = (0, 1, 2),
     n: int = 1000,
     memory: int = 16492,
-    workload: str = "mix-80-20",
+    workload: str = PAPER_WORKLOAD,
     solver: str = "swap",
     **engine: Any,
 ) -> str:

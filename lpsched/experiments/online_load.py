@@ -1,5 +1,6 @@
 """Reproduction ``online-load``: online FCFS, MC-SF and receding-horizon Sorted-F from light load
-to overload, with Poisson arrivals and with the Azure conversation trace's own arrivals.
+to overload, with Poisson arrivals on the paper's mix and with the Azure conversation trace's
+own arrivals (and lengths).
 
 Source: ours (SPEC section 5).
 """
@@ -16,7 +17,7 @@ import numpy as np
 
 from ..datasets import cached_trace_dir, skipped
 from ..generators.arrivals import nominal_capacity, trace_window
-from ..generators.workloads import generate
+from ..generators.workloads import PAPER_WORKLOAD, generate
 from ..instance import Instance
 from ..io import read_trace_csv, require_files
 from ..policies.registry import run_policy
@@ -54,13 +55,19 @@ TRACE_FILE = "splitwise_conv.csv"
 
 
 def _online_instance(
-    source: str, load: float, seed: int, n: int, memory: int, trace_dir: Path | None
+    source: str,
+    load: float,
+    seed: int,
+    n: int,
+    memory: int,
+    trace_dir: Path | None,
+    workload: str = PAPER_WORKLOAD,
 ) -> tuple[Instance, float, float]:
     """Instance at nominal load ``load``; returns (instance, rate per round, round ms or nan)."""
     if source == "poisson":
-        base = generate("conversation", n, memory, seed=seed)
+        base = generate(workload, n, memory, seed=seed)
         rate = load * nominal_capacity(base.prefill, base.decode, memory)
-        inst = generate("conversation", n, memory, seed=seed, arrival_rate=rate)
+        inst = generate(workload, n, memory, seed=seed, arrival_rate=rate)
         return inst, rate, float("nan")
     assert trace_dir is not None
     path = trace_dir / TRACE_FILE
@@ -80,6 +87,7 @@ def run(
     loads: Sequence[float] = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0),
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "auto",
+    workload: str = PAPER_WORKLOAD,
     **engine: Any,
 ) -> str:
     """Online FCFS, MC-SF and receding-horizon Sorted-F from light load to overload.
@@ -106,6 +114,8 @@ def run(
         report and standard error say.
     solver : str
         Phase-1 solver of receding-horizon Sorted-F (``auto``: quantile for ``n >= 1000``).
+    workload : str
+        Workload of the source ``poisson`` (default ``paper-mix``, the paper's mix).
     **engine
         Options of :func:`~lpsched.experiments.engine.run_sweep`.
 
@@ -142,11 +152,12 @@ def run(
         ONLINE_FIELDS,
         ["source", "load", "seed", "policy"],
         tasks,
-        partial(_load_rows, n=n, memory=memory, solver=solver, trace_dir=tdir),
+        partial(_load_rows, n=n, memory=memory, solver=solver, trace_dir=tdir, workload=workload),
         params={
             "n": n,
             "memory": memory,
             "solver": solver,
+            "workload": workload,
             "traces": trace_identity(tdir, [TRACE_FILE]),
         },
         types={
@@ -183,10 +194,11 @@ def _load_rows(
     memory: int,
     solver: str,
     trace_dir: Path | None,
+    workload: str = PAPER_WORKLOAD,
 ) -> Iterator[dict[str, Any]]:
     """One (source, load, seed): every missing online policy on one arrival sequence."""
     inst, rate, round_ms = _online_instance(
-        params["source"], float(params["load"]), params["seed"], n, memory, trace_dir
+        params["source"], float(params["load"]), params["seed"], n, memory, trace_dir, workload
     )
     for key in missing:
         sched = run_policy(inst, key["policy"], solver=solver).check()
@@ -262,7 +274,7 @@ def _online_table(rows, src: str, n: int) -> str:
         row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
         out.append(row)
     title = {
-        "poisson": "Poisson arrivals, conversation workload",
+        "poisson": "Poisson arrivals, the paper's mix (or the workload given)",
         "trace": "Azure conversation trace, own arrivals (time-scaled)",
     }[src]
     head = (

@@ -1,4 +1,5 @@
-"""Reproduction ``sensitivity``: how the headline ratios move with the workload and ``M``.
+"""Reproduction ``sensitivity``: how the headline ratios move with the conversation workload
+(the paper's LMSYS-style mix against the Azure, ShareGPT and code traces) and ``M``.
 
 Source: ours, to explain the gap between our headline ratios and the paper's
 (arXiv 2508.06133, section 6).
@@ -26,6 +27,7 @@ def run(
     n: int = 2000,
     memories: Sequence[int] = (16492, 65536),
     workloads: Sequence[str] = (
+        "paper-mix",
         "mix-80-20",
         "sharegpt:0.8,summarization:0.2",
         "code:0.8,summarization:0.2",

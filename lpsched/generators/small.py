@@ -1,7 +1,9 @@
 """Small random instances for exact studies: the optimality-gap workloads and the ratio workloads.
 
-* :data:`EXACT_WORKLOADS` -- ``scaled-mix`` and ``uniform-small``: ``(n, seed, memory)`` ->
-  instance, sized for the exact MIP (the optimality-gap and certified-gap tables);
+* :data:`EXACT_WORKLOADS` -- ``paper-scaled`` (the paper's mix divided by a factor),
+  ``scaled-mix`` (the stress workload where the LP is weak) and ``uniform-small``:
+  ``(n, seed, memory)`` -> instance, sized for the exact MIP (the optimality-gap and
+  certified-gap tables);
 * :func:`small_instance` with :data:`RATIO_WORKLOADS` -- ``uniform``, ``mix``,
   ``heavy-prefill``, ``heavy-decode`` at ``n <= 10``, for the empirical ratios against 48.
 
@@ -15,11 +17,21 @@ from collections.abc import Callable
 import numpy as np
 
 from ..instance import Instance
-from .workloads import check_fits, check_size, sample_lengths
+from .workloads import (
+    PAPER_MEMORY,
+    PAPER_WORKLOAD,
+    check_fits,
+    check_size,
+    generate,
+    sample_lengths,
+)
 
 __all__ = [
     "EXACT_WORKLOADS",
     "RATIO_WORKLOADS",
+    "PAPER_SCALE",
+    "scale_down",
+    "paper_scaled",
     "scaled_mix",
     "uniform_small",
     "small_instance",
@@ -27,8 +39,112 @@ __all__ = [
 
 #: Workloads of :func:`small_instance`.
 RATIO_WORKLOADS = ("uniform", "mix", "heavy-prefill", "heavy-decode")
-#: Mean footprint ``s + o`` of the 80/20 mix in tokens (shipped tables, 20,000 draws).
-_MIX_MEAN_SIZE = 1662.0
+#: Mean footprint ``s + o`` of the paper's mix in tokens (``paper-mix``, 200,000 draws).
+_MIX_MEAN_SIZE = 799.0
+#: The factor by which :func:`paper_scaled` divides the paper's lengths and M.
+PAPER_SCALE = 20
+
+
+def scale_down(instance: Instance, factor: int) -> Instance:
+    """Divide every length and the KV-cache budget by ``factor``, rounding up.
+
+    ``s_i' = ceil(s_i / f)``, ``o_i' = ceil(o_i / f)``, ``M' = ceil(M / f)`` (tokens; a
+    round still emits one token, so decode lengths shrink in rounds too); arrivals are kept.
+
+    Parameters
+    ----------
+    instance : Instance
+        An instance with ``s_i + o_i`` well below ``M`` (rounding up can add up to two tokens
+        to a request and none to ``M``).
+    factor : int
+        ``>= 1``.
+
+    Returns
+    -------
+    Instance
+        Named ``{name}-div{factor}``; ``metadata["scaled_from"]`` and ``["factor"]`` record it.
+
+    Raises
+    ------
+    ValueError
+        ``factor`` is not a positive integer.
+    InstanceError
+        A scaled request no longer fits: ``s_i' + o_i' > M'`` (named).
+
+    Notes
+    -----
+    Source: ours (the issue's tractable copies of the paper's mix).
+    """
+    if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
+        raise ValueError(f"factor must be a positive integer, got {factor!r}")
+    f = int(factor)
+    s = -(-instance.prefill // f)
+    o = -(-instance.decode // f)
+    memory = -(-instance.memory // f)
+    check_fits(s, o, memory, f"{instance.name} divided by {f}")
+    return Instance.from_arrays(
+        s,
+        o,
+        memory,
+        None if instance.offline else instance.arrival,
+        name=f"{instance.name}-div{f}",
+        metadata={"scaled_from": instance.name, "factor": f, **dict(instance.metadata)},
+    )
+
+
+def paper_scaled(n: int, seed: int = 0, memory: int | None = None) -> Instance:
+    """The paper's mix divided by :data:`PAPER_SCALE` = 20: the tractable copy for exact tables.
+
+    Draws ``n`` requests of ``paper-mix`` at the paper's ``M`` = 16,492 tokens (seed ``seed``)
+    and divides lengths and ``M`` by 20, rounding up (:func:`scale_down`): ``M' = 825``. The
+    short requests keep a decode length of 6 rounds at the median (mean 11), the arXiv ones 9
+    (mean 15); about 20 average requests fit in ``M'``, so memory binds from ``n`` of about 30.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests.
+    seed : int
+        Seed of the paper-mix draw.
+    memory : int, optional
+        The scaled budget ``M'`` (tokens); default ``ceil(16492 / 20) = 825``.
+
+    Returns
+    -------
+    Instance
+        Named ``paper{n}-s{seed}``.
+
+    Raises
+    ------
+    InstanceError
+        A request does not fit a ``memory`` smaller than the default.
+
+    Notes
+    -----
+    Source: ours. Why 20: the smallest factor of the range 20-40 at which HiGHS proves
+    n = 60 within 60 s on most seeds; a larger one shortens the decode lengths further
+    (``instances/README.md``).
+    """
+    check_size(n, 1 if memory is None else memory)
+    full = generate(PAPER_WORKLOAD, n, PAPER_MEMORY, seed=seed, name=f"paper{n}-s{seed}")
+    small = scale_down(full, PAPER_SCALE)
+    if memory is None:
+        memory = small.memory
+    check_fits(small.prefill, small.decode, memory, "paper-scaled")
+    return Instance.from_arrays(
+        small.prefill,
+        small.decode,
+        memory,
+        name=f"paper{n}-s{seed}",
+        metadata={
+            "generator": "lpsched.generators.small.paper_scaled",
+            "workload": PAPER_WORKLOAD,
+            "n": n,
+            "seed": seed,
+            "factor": PAPER_SCALE,
+            "memory_before_scaling": PAPER_MEMORY,
+        },
+    )
 
 
 def scaled_mix(n: int, seed: int = 0, memory: int = 50) -> Instance:
@@ -109,6 +225,7 @@ def uniform_small(
 
 #: Small synthetic workloads for exact solving: name -> generator ``(n, seed, memory)``.
 EXACT_WORKLOADS: dict[str, Callable[..., Instance]] = {
+    "paper-scaled": paper_scaled,
     "scaled-mix": scaled_mix,
     "uniform-small": uniform_small,
 }
@@ -121,9 +238,9 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
     ----------
     workload : {"uniform", "mix", "heavy-prefill", "heavy-decode"}
         ``uniform``: ``o_i`` uniform on ``1..max(1, M/4)``, ``s_i`` on ``0..M/2``.
-        ``mix``: ``(s_i, o_i)`` drawn from the 80/20 conversation/summarization mix of
-        :mod:`lpsched.generators.workloads`, both scaled by ``c = M / (4 * 1662)`` (the mix's mean
-        footprint is 1,662 tokens, so about four average requests fit in ``M``; the ratio
+        ``mix``: ``(s_i, o_i)`` drawn from the paper's mix (``paper-mix`` of
+        :mod:`lpsched.generators.workloads`), both scaled by ``c = M / (4 * 799)`` (the mix's
+        mean footprint is 799 tokens, so about four average requests fit in ``M``; the ratio
         ``s_i / o_i`` of the real mix is kept, hence mostly ``o_i`` in ``1..3``).
         ``heavy-prefill``: ``s_i`` on ``M/4..3M/4``, ``o_i`` on ``1..max(1, M/8)``.
         ``heavy-decode``: ``s_i`` on ``0..M/8``, ``o_i`` on ``M/4..M/2``.
@@ -169,7 +286,7 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
         o = rng.integers(max(1, M // 4), max(1, M // 2) + 1, size=n)
         s = rng.integers(0, M // 8 + 1, size=n)
     else:
-        s_big, o_big, _ = sample_lengths("mix-80-20", n, rng)
+        s_big, o_big, _ = sample_lengths(PAPER_WORKLOAD, n, rng)
         c = M / (4 * _MIX_MEAN_SIZE)
         o = np.maximum(1, np.rint(o_big * c)).astype(np.int64)
         o = np.minimum(o, M)

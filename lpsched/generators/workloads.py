@@ -1,31 +1,45 @@
-"""Workload generators: length distributions from real traces, mixtures, arrival processes.
+"""Workload generators: length distributions from real traces and published statistics,
+mixtures, arrival processes.
 
-The package ships, for each named workload, an empirical joint law of the prefill length ``s_i``
-and the decode length ``o_i`` derived from a public serving trace by
-``scripts/derive_length_tables.py`` (the traces themselves are not shipped): the quantiles of
-``s`` at 1,001 levels, and for each of 50 bins of prefill rank (2% of the trace each) the
-quantiles of ``o`` at 101 levels. A request is drawn by two uniforms ``u, v``:
-``s = Q_s(u)`` and ``o = Q_{o | bin(u)}(v)``, both interpolated linearly between levels and
-rounded to integers. The conditional tables keep how decode depends on prefill (the arXiv trace,
-for instance, caps ``s + o`` at 4,096). Every instance is reproducible from its seed.
+Two kinds of component law (:func:`component`):
+
+* an empirical joint law of the prefill length ``s_i`` and the decode length ``o_i`` derived from
+  a public serving trace by ``scripts/derive_length_tables.py`` (the traces themselves are not
+  shipped): the quantiles of ``s`` at 1,001 levels, and for each of 50 bins of prefill rank (2%
+  of the trace each) the quantiles of ``o`` at 101 levels. A request is drawn by two uniforms
+  ``u, v``: ``s = Q_s(u)`` and ``o = Q_{o | bin(u)}(v)``, both interpolated linearly between
+  levels and rounded to integers. The conditional tables keep how decode depends on prefill
+  (the arXiv trace, for instance, caps ``s + o`` at 4,096);
+* a lognormal law fitted to published LMSYS-Chat-1M statistics (:mod:`.lmsys`), whose shape
+  is a parameter of the spec: ``lmsys-turn[prefill_sigma=1.2;decode_sigma=0.9]``.
+
+Every instance is reproducible from its seed.
 
 Named workloads (``WORKLOADS``):
 
-=================  ==========================================================================
-``conversation``   Azure LLM inference trace 2023, conversation service (19,366 requests)
-``sharegpt``       ShareGPT conversations, context up to 8k (30,731)
-``summarization``  arXiv long-document summarization, up to 4k tokens (28,257)
-``code``           Azure LLM inference trace 2023, code completion (8,819)
-``translation``    Bilingual web-book translation (33,768)
-``mix-80-20``      80% ``conversation``, 20% ``summarization`` (the paper's headline mix)
-=================  ==========================================================================
+==========================  ===================================================================
+``lmsys-turn``              LMSYS-Chat-1M per-turn means, lognormal (:mod:`.lmsys`)
+``lmsys-subset``            the 10k LMSYS subset of Jaillet et al. (median and mean fit)
+``lmsys-conversation``      LMSYS conversations of the Vidur trace (median and p90 fit)
+``conversation``            Azure LLM inference trace 2023, conversation service (19,366 rows)
+``sharegpt``                ShareGPT conversations, context up to 8k (30,731)
+``summarization``           arXiv long-document summarization, up to 4k tokens (28,257)
+``code``                    Azure LLM inference trace 2023, code completion (8,819)
+``translation``             Bilingual web-book translation (33,768)
+``paper-mix``               80% ``lmsys-turn``, 20% ``summarization``: the paper's mix, default
+``paper-mix-subset``        80% ``lmsys-subset``, 20% ``summarization``
+``paper-mix-conversation``  80% ``lmsys-conversation``, 20% ``summarization``
+``mix-80-20``               80% ``conversation`` (Azure), 20% ``summarization``
+==========================  ===================================================================
 
-A mixture can also be written inline: ``"conversation:0.8,summarization:0.2"``.
+A mixture can also be written inline: ``"lmsys-turn:0.8,summarization:0.2"``.
 
 Source: the paper's workload (arXiv 2508.06133, section 6) mixes LMSYS-Chat-1M conversations
-with arXiv summarization; LMSYS is not available offline, so ``conversation`` is the Azure
-conversation trace, the closest real stand-in (decode median 129 against LMSYS' 139). The
-binned conditional-quantile construction is ours.
+with arXiv summarization, 80/20; the LMSYS readings and why ``paper-mix`` takes
+``lmsys-turn`` are in :mod:`.lmsys` and ``instances/README.md``. ``mix-80-20`` takes its short
+requests from the Azure conversation trace instead (prompt median 1,020 tokens against
+LMSYS' per-turn mean of 69.5): the contrast workload. The binned conditional-quantile
+construction is ours.
 """
 
 from __future__ import annotations
@@ -33,6 +47,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -44,11 +59,18 @@ import numpy as np
 from ..instance import MAX_VALUE, Instance, InstanceError, quote
 from ..io import read_trace_csv
 from .arrivals import poisson_arrivals, trace_arrival_rounds
+from .lmsys import LMSYS_READINGS, LognormalWorkload, with_parameters
 
 __all__ = [
     "LengthTable",
     "WORKLOADS",
     "MIXTURES",
+    "PAPER_WORKLOAD",
+    "PAPER_N",
+    "PAPER_MEMORY",
+    "PAPER_HEADLINE_RATIOS",
+    "headline_ratios",
+    "component",
     "length_table",
     "parse_mixture",
     "sample_lengths",
@@ -59,8 +81,47 @@ __all__ = [
 ]
 
 MIXTURES: dict[str, dict[str, float]] = {
+    "paper-mix": {"lmsys-turn": 0.8, "summarization": 0.2},
+    "paper-mix-subset": {"lmsys-subset": 0.8, "summarization": 0.2},
+    "paper-mix-conversation": {"lmsys-conversation": 0.8, "summarization": 0.2},
     "mix-80-20": {"conversation": 0.8, "summarization": 0.2},
 }
+#: The paper's setting (arXiv 2508.06133, section 6): its workload as lpsched reads it, the
+#: number of requests and the KV-cache budget M (tokens), all arriving at round 0.
+PAPER_WORKLOAD = "paper-mix"
+PAPER_N = 2000
+PAPER_MEMORY = 16492
+#: What the paper reports there: (label, numerator policy, denominator policy, ratio of mean
+#: latencies).
+PAPER_HEADLINE_RATIOS: tuple[tuple[str, str, str, float], ...] = (
+    ("FCFS / Sorted-F", "fcfs", "sorted-f", 4.87),
+    ("MC-SF / Sorted-F", "mcsf", "sorted-f", 2.09),
+)
+
+
+def headline_ratios(tel: Mapping[str, int]) -> list[dict[str, Any]]:
+    """The paper's headline ratios measured on one instance, beside the paper's figures.
+
+    Parameters
+    ----------
+    tel : mapping of str to int
+        TEL (rounds) by policy name, all on the same instance.
+
+    Returns
+    -------
+    list of dict
+        ``{"ratio", "value", "paper"}`` for each ratio of :data:`PAPER_HEADLINE_RATIOS` whose two
+        policies are in ``tel`` (TEL ratio = ratio of mean latencies on one instance).
+
+    Notes
+    -----
+    Source: the paper's figures (arXiv 2508.06133, section 6); the comparison is ours.
+    """
+    return [
+        {"ratio": label, "value": tel[num] / tel[den], "paper": paper}
+        for label, num, den, paper in PAPER_HEADLINE_RATIOS
+        if num in tel and den in tel and tel[den] > 0
+    ]
 
 
 @dataclass(frozen=True)
@@ -128,12 +189,65 @@ def length_table(name: str) -> LengthTable:
     if name not in tables:
         raise KeyError(
             f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (and, for "
-            "exact solving, scaled-mix and uniform-small, not mixable)"
+            "exact solving, paper-scaled, scaled-mix and uniform-small, not mixable)"
         )
     return tables[name]
 
 
+_COMPONENT = re.compile(r"^([A-Za-z0-9_-]+)(?:\[(.*)\])?$")
+
+
+def component(name: str) -> LengthTable | LognormalWorkload:
+    """The law of one mixture component: a trace table or a parametrised LMSYS reading.
+
+    Parameters
+    ----------
+    name : str
+        A trace workload (``"summarization"``), or an LMSYS reading with optional parameters
+        in brackets, ``;``-separated: ``"lmsys-turn[prefill_sigma=1.2;decode_sigma=0.9]"``
+        (:data:`~lpsched.generators.lmsys.LMSYS_PARAMETERS`).
+
+    Returns
+    -------
+    LengthTable or LognormalWorkload
+        Both have ``name``, ``source`` and ``sample(n, rng) -> (prefill, decode)``.
+
+    Raises
+    ------
+    ValueError
+        Unknown name, parameters on a trace workload, or a bad parameter (the message names
+        the spec and the key).
+    """
+    m = _COMPONENT.match(name.strip()) if isinstance(name, str) else None
+    if m is None:
+        raise ValueError(f"workload component {name!r} is not NAME or NAME[key=value;...]")
+    base, params = m.group(1), m.group(2)
+    if base in LMSYS_READINGS:
+        pairs: dict[str, str] = {}
+        for item in (params or "").split(";"):
+            if not item.strip():
+                continue
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise ValueError(f"workload {name!r}: parameter {item!r} is not key=value")
+            key = key.strip()
+            if key in pairs:
+                raise ValueError(f"workload {name!r}: parameter {key!r} given twice")
+            pairs[key] = value.strip()
+        return with_parameters(base, pairs, name)
+    if params is not None:
+        raise ValueError(
+            f"workload {name!r}: {base} is a trace table and takes no parameters "
+            f"(only {', '.join(LMSYS_READINGS)} do)"
+        )
+    try:
+        return length_table(base)
+    except KeyError as exc:
+        raise ValueError(str(exc.args[0])) from None
+
+
 WORKLOADS: tuple[str, ...] = (
+    *LMSYS_READINGS,
     "conversation",
     "sharegpt",
     "summarization",
@@ -144,8 +258,8 @@ WORKLOADS: tuple[str, ...] = (
 
 
 def parse_mixture(spec: str) -> dict[str, float]:
-    """Weights of a workload spec: a name (``"code"``), a named mixture (``"mix-80-20"``) or an
-    inline mixture (``"conversation:0.8,summarization:0.2"``).
+    """Weights of a workload spec: a name (``"code"``), a named mixture (``"paper-mix"``) or an
+    inline mixture (``"lmsys-turn[prefill_sigma=1.2]:0.8,summarization:0.2"``).
 
     Returns
     -------
@@ -166,10 +280,8 @@ def parse_mixture(spec: str) -> dict[str, float]:
     weights: dict[str, float] = {}
     for part in parts:
         name, _, w = part.partition(":")
-        try:
-            length_table(name)
-        except KeyError as exc:
-            raise ValueError(str(exc.args[0])) from None
+        name = name.strip()
+        component(name)
         try:
             weight = float(w) if w else 1.0
         except ValueError:
@@ -214,7 +326,7 @@ def sample_lengths(
     o = np.empty(n, dtype=np.int64)
     for c, name in enumerate(names):
         idx = np.flatnonzero(comp == c)
-        s[idx], o[idx] = length_table(name).sample(idx.size, rng)
+        s[idx], o[idx] = component(name).sample(idx.size, rng)
     return s, o, comp
 
 
@@ -297,7 +409,7 @@ def generate(
             "weights": weights,
             "seed": seed,
             "arrival_rate": arrival_rate,
-            "sources": {k: length_table(k).source for k in weights},
+            "sources": {k: component(k).source for k in weights},
         },
     )
 

@@ -21,7 +21,13 @@ from lpsched.schedule import Schedule
 from lpsched.solvers.certify import CertifyResult
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = {"sizes": [5, 7], "seeds": [0], "time_limits": {5: 1, 7: 2}, "progress": False}
+TINY = {
+    "sizes": [5, 7],
+    "seeds": [0],
+    "workloads": ["scaled-mix", "uniform-small"],
+    "time_limits": {5: 1, 7: 2},
+    "progress": False,
+}
 
 
 def _stand_in(calls: list, stop_after: int | None = None, policy: str | None = None):
@@ -108,7 +114,14 @@ def test_a_policy_better_than_certify_gives_the_best_schedule(tmp_path, monkeypa
     """A certify whose schedule is FCFS's: the best TEL is the best policy's, and the status
     and the gap are those of that TEL."""
     monkeypatch.setattr(cg, "certify", _stand_in([], policy="fcfs"))
-    cg.run(tmp_path, sizes=[8], seeds=[2], time_limits=1, progress=False)
+    cg.run(
+        tmp_path,
+        sizes=[8],
+        seeds=[2],
+        workloads=["scaled-mix", "uniform-small"],
+        time_limits=1,
+        progress=False,
+    )
     for r in _rows(tmp_path):
         inst = cg.certified_instance(r["workload"], 8, 2)
         tels = {p: run_policy(inst, p, solver="dp").tel for p in cg.CERTIFIED_POLICIES}
@@ -274,7 +287,7 @@ def test_a_row_read_back_must_be_possible(tmp_path, monkeypatch):
 
 
 def test_paper_scale_instances(tmp_path, monkeypatch):
-    """n = 2000: the default instance and mix-80-20 seed 1; Sorted-LP's LP does not fit."""
+    """n = 2000: the default instance and paper-mix seed 1; Sorted-LP's LP does not fit."""
     shipped = read_instance(ROOT / "instances" / "default.json")
     default = cg.certified_instance("default", 2000, 0)
     assert default.name == shipped.name == "default" and default.memory == 16492
@@ -293,21 +306,21 @@ def test_paper_scale_instances(tmp_path, monkeypatch):
     # longest time limit first (600 s at n = 2000), each instance once
     assert [c[:2] for c in calls] == [
         ("default", 600.0),
-        ("mix-80-20-n2000-M16492-s1", 600.0),
+        ("paper-mix-n2000-M16492-s1", 600.0),
         ("mix5-s0", 1.0),
     ]
     rows = _rows(tmp_path)
     paper = [r for r in rows if r["n"] == "2000"]
-    assert {(r["workload"], r["seed"]) for r in paper} == {("default", "0"), ("mix-80-20", "1")}
+    assert {(r["workload"], r["seed"]) for r in paper} == {("default", "0"), ("paper-mix", "1")}
     lp = [r for r in paper if r["policy"] == "sorted-lp"]
     assert len(lp) == 2 and all(r["tel"] == "" for r in lp)
     assert all("above the limit of 20,000,000" in r["note"] for r in lp)
     sf = next(r for r in paper if (r["workload"], r["policy"]) == ("default", "sorted-f"))
-    assert int(sf["tel"]) == 21714905  # instances/README.md: Sorted-F with Phase 1 swap
-    assert float(sf["bound"]) == 19294305.0  # the combinatorial bound, written in full
+    assert int(sf["tel"]) == 6363153  # instances/README.md: Sorted-F with Phase 1 swap
+    assert float(sf["bound"]) == 5258019.0  # the combinatorial bound, written in full
     cells = _table_rows(table)
     assert cells[("default", "2000")]["sorted-lp"] == "- (LP too large: 1/1)"
-    assert cells[("mix-80-20", "2000")]["M"] == "16492"
+    assert cells[("paper-mix", "2000")]["M"] == "16492"
 
 
 def test_bad_options_are_refused(tmp_path):
@@ -315,10 +328,10 @@ def test_bad_options_are_refused(tmp_path):
         cg.run(tmp_path, sizes=[7], progress=False)
     with pytest.raises(ValueError, match="the time limit for n = 30"):
         cg.run(tmp_path, sizes=[30], time_limits={30: 0}, progress=False)
-    with pytest.raises(ValueError, match="seed 0 of mix-80-20 at n = 2000 is the default"):
+    with pytest.raises(ValueError, match="seed 0 of paper-mix at n = 2000 is the default"):
         cg.run(tmp_path, sizes=[2000], paper_seeds=[0, 1], progress=False)
     with pytest.raises(KeyError, match="unknown small workload"):
-        cg.run(tmp_path, workloads=["mix-80-20"], progress=False)
+        cg.run(tmp_path, workloads=["paper-mix"], progress=False)
     with pytest.raises(ValueError, match="the default instance has n = 2000"):
         cg.certified_instance("default", 30, 0)
     assert not (tmp_path / "certified-gaps.csv").exists()  # refused before any work
@@ -331,7 +344,7 @@ def test_with_the_real_certify(tmp_path):
 
     table = cg.run(tmp_path, sizes=[5], seeds=[0], time_limits=3, workers=2, progress=False)
     rows = _rows(tmp_path)
-    assert len(rows) == 2 * len(cg.CERTIFIED_POLICIES)
+    assert len(rows) == len(cg.CERTIFIED_POLICIES)  # the default small workload, paper-scaled
     for r in rows:
         inst = cg.certified_instance(r["workload"], 5, 0)
         opt = solve_exact(inst, "highs", time_limit=30, threads=1)
@@ -339,7 +352,7 @@ def test_with_the_real_certify(tmp_path):
         assert float(r["bound"]) <= opt.objective + 1e-6 <= int(r["best_tel"]) + 1e-6
         assert int(r["tel"]) >= int(r["best_tel"])
         assert float(r["certify_s"]) < 3 + 5  # the time limit, with room for the heuristics
-    assert "scaled-mix" in table and "uniform-small" in table
+    assert "paper-scaled" in table
 
 
 def test_the_command_line_passes_sizes_seeds_and_time_limits(tmp_path, monkeypatch):
@@ -353,15 +366,10 @@ def test_the_command_line_passes_sizes_seeds_and_time_limits(tmp_path, monkeypat
     args = ["reproduce", "certified-gaps", "--out", str(out), "--sizes", "5,6", "--seeds", "1"]
     res = CliRunner().invoke(main, [*args, "--time-limits", "5=1.5,6=2", "--workers", "1"])
     assert res.exit_code == 0, res.output
-    assert sorted(c[:2] for c in calls) == [
-        ("mix5-s1", 1.5),
-        ("mix6-s1", 2.0),
-        ("uniform5-s1", 1.5),
-        ("uniform6-s1", 2.0),
-    ]
-    assert "| scaled-mix    |   5 |" in res.output
+    assert sorted(c[:2] for c in calls) == [("paper5-s1", 1.5), ("paper6-s1", 2.0)]
+    assert "| paper-scaled |   5 |" in res.output
     res = CliRunner().invoke(main, [*args, "--time-limits", "3", "--workers", "1"])
-    assert res.exit_code == 0 and [c[1] for c in calls[4:]] == [3.0] * 4
+    assert res.exit_code == 0 and [c[1] for c in calls[2:]] == [3.0] * 2
     res = CliRunner().invoke(main, [*args, "--time-limits", "5=fast"])
     assert res.exit_code == 2 and "expected seconds (e.g. 60)" in res.output
     res = CliRunner().invoke(main, [*args[:-4], "--sizes", "7", "--workers", "1"])

@@ -1,0 +1,377 @@
+"""LMSYS-style short conversations from published length statistics (no trace file).
+
+The seed paper's short requests are LMSYS-Chat-1M conversations (arXiv 2508.06133, section 6);
+no LMSYS length trace is available offline, so lpsched builds them from the figures that the
+papers publish. Each reading is a pair of independent lognormal laws, one for the prefill
+length ``s_i`` and one for the decode length ``o_i`` (tokens), conditioned on
+``s_i + o_i <= max_total``:
+
+``lmsys-turn`` (the default reading)
+    Per-turn means of LMSYS-Chat-1M, Llama-2 tokenizer: 69.5 prompt and 214.5 response tokens
+    (Zheng et al., *LMSYS-Chat-1M*, arXiv 2309.11998, Table 1). Table 1 gives no spread, so
+    the shape ``sigma`` comes from the subset reading below (1.616 for prompts, 1.131 for
+    outputs): a lognormal's ``sigma`` does not change when lengths are rescaled (words to
+    tokens), and the subset, like a turn, counts one request.
+``lmsys-subset``
+    The 10,000-conversation subset of LMSYS-Chat-1M used by Jaillet et al. (arXiv 2502.07115,
+    section on numerical experiments; words stood in for tokens): prompt median 11, mean
+    40.62; output median 45, mean 85.32. ``sigma = sqrt(2 ln(mean / median))``, the
+    median-and-mean fit of a lognormal.
+``lmsys-conversation``
+    The published percentiles of LMSYS-Chat-1M conversations in the 4k-filtered length trace of
+    the Vidur simulator (microsoft/vidur, ``data/processed_traces``; Llama-2 tokens, as
+    summarised beside the public traces in ``../shared/traces/README.md``): prefill mean 686,
+    median 417, p90 1,678; decode mean 197, median 139, p90 484. ``sigma = ln(p90 / median) /
+    z_0.9`` (1.086 and 0.974), the quantile fit.
+
+In every reading ``mu`` is then chosen so that the *conditioned* law (after the cut at
+``max_total``) has the published mean, and lengths are rounded to the nearest integer, at
+least 1. ``max_total`` is 4,096 tokens: the context window of the Llama-2 models behind the
+Llama-2 token counts, and the filter of the arXiv trace that makes up the other 20% of the
+paper's mix. The cut removes under 0.5% of the draws. Prefill and decode are drawn
+independently: no source publishes their correlation.
+
+Source: the readings and figures as cited above; the lognormal family, the conditioning and
+the mean calibration are ours.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+__all__ = [
+    "Lognormal",
+    "LognormalWorkload",
+    "LMSYS_READINGS",
+    "LMSYS_PARAMETERS",
+    "MAX_TOTAL",
+    "lmsys_workload",
+    "with_parameters",
+]
+
+#: Standard normal quantile at 0.9.
+Z90 = 1.2815515655446004
+#: Default cut ``s_i + o_i <= max_total`` (tokens).
+MAX_TOTAL = 4096
+#: The largest number of redraw passes of :meth:`LognormalWorkload.sample`.
+_MAX_PASSES = 200
+
+
+@dataclass(frozen=True)
+class Lognormal:
+    """A lognormal law of a length in tokens: ``exp(mu + sigma Z)``, ``Z`` standard normal.
+
+    Attributes
+    ----------
+    mu : float
+        Location (log tokens).
+    sigma : float
+        Shape, ``> 0``: the standard deviation of the log length.
+    """
+
+    mu: float
+    sigma: float
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.mu) and math.isfinite(self.sigma) and self.sigma > 0):
+            raise ValueError(
+                f"a lognormal law needs a finite mu and a positive finite sigma, got "
+                f"mu = {self.mu!r}, sigma = {self.sigma!r}"
+            )
+
+    @classmethod
+    def from_mean(cls, mean: float, sigma: float) -> Lognormal:
+        """The law with this mean (tokens) and shape: ``mu = ln(mean) - sigma^2 / 2``.
+
+        Raises
+        ------
+        ValueError
+            ``mean <= 0`` or ``sigma <= 0`` (or not finite).
+        """
+        _positive("mean", mean)
+        _positive("sigma", sigma)
+        return cls(math.log(mean) - sigma * sigma / 2, sigma)
+
+    @classmethod
+    def from_median_mean(cls, median: float, mean: float) -> Lognormal:
+        """The median-and-mean fit: ``mu = ln(median)``, ``sigma = sqrt(2 ln(mean / median))``.
+
+        Raises
+        ------
+        ValueError
+            Non-positive values, or ``mean <= median`` (no lognormal has it).
+        """
+        _positive("median", median)
+        _positive("mean", mean)
+        if not mean > median:
+            raise ValueError(f"a lognormal has mean > median; got median {median}, mean {mean}")
+        return cls(math.log(median), math.sqrt(2 * math.log(mean / median)))
+
+    @classmethod
+    def from_median_p90(cls, median: float, p90: float) -> Lognormal:
+        """The quantile fit: ``mu = ln(median)``, ``sigma = ln(p90 / median) / z_0.9``.
+
+        Raises
+        ------
+        ValueError
+            Non-positive values, or ``p90 <= median``.
+        """
+        _positive("median", median)
+        _positive("p90", p90)
+        if not p90 > median:
+            raise ValueError(f"need p90 > median; got median {median}, p90 {p90}")
+        return cls(math.log(median), math.log(p90 / median) / Z90)
+
+    @property
+    def mean(self) -> float:
+        """Mean in tokens, ``exp(mu + sigma^2 / 2)`` (before any cut or rounding)."""
+        return math.exp(self.mu + self.sigma * self.sigma / 2)
+
+    @property
+    def median(self) -> float:
+        """Median in tokens, ``exp(mu)`` (before any cut or rounding)."""
+        return math.exp(self.mu)
+
+
+def _positive(name: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+
+
+@dataclass(frozen=True)
+class LognormalWorkload:
+    """Independent lognormal prefill and decode lengths conditioned on ``s_i + o_i <= max_total``.
+
+    Attributes
+    ----------
+    name : str
+        Workload name (with its parameters, e.g. ``"lmsys-turn[prefill_sigma=1]"``).
+    source : str
+        Where the figures come from.
+    prefill, decode : Lognormal
+        The laws of ``s_i`` and ``o_i`` before the cut (tokens).
+    max_total : int
+        The cut: every drawn request has ``s_i + o_i <= max_total`` (tokens, ``>= 2``).
+    rows : int
+        0: no trace rows stand behind it (the attribute mirrors
+        :class:`~lpsched.generators.workloads.LengthTable`).
+    """
+
+    name: str
+    source: str
+    prefill: Lognormal
+    decode: Lognormal
+    max_total: int = MAX_TOTAL
+    rows: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_total, bool) or not isinstance(self.max_total, int):
+            raise ValueError(f"max_total must be an integer, got {self.max_total!r}")
+        if self.max_total < 2:
+            raise ValueError(f"max_total must be >= 2 tokens, got {self.max_total}")
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Draw ``n`` requests: ``(prefill, decode)``, each ndarray of int64 shape (n,), tokens.
+
+        Each length is ``max(1, rint(exp(mu + sigma Z)))``; a pair with ``s + o >
+        max_total`` is drawn again (rejection: the conditioned law, nothing clipped).
+
+        Raises
+        ------
+        ValueError
+            The cut keeps so little of the law that 200 redraw passes did not fill ``n``.
+        """
+        s = np.empty(n, dtype=np.int64)
+        o = np.empty(n, dtype=np.int64)
+        todo = np.arange(n)
+        for _ in range(_MAX_PASSES):
+            if todo.size == 0:
+                return s, o
+            k = todo.size
+            s[todo] = _lengths(self.prefill, rng.standard_normal(k))
+            o[todo] = _lengths(self.decode, rng.standard_normal(k))
+            todo = todo[s[todo] + o[todo] > self.max_total]
+        if todo.size == 0:
+            return s, o
+        raise ValueError(
+            f"workload {self.name!r}: the cut s + o <= max_total = {self.max_total} keeps too "
+            "little of the law (redraws did not converge); raise max_total or lower the means"
+        )
+
+
+def _lengths(law: Lognormal, z: np.ndarray) -> np.ndarray:
+    x = np.exp(np.minimum(law.mu + law.sigma * z, 60.0))  # 60: beyond any int64 cut anyway
+    return np.maximum(np.rint(np.minimum(x, 2.0**62)), 1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One published reading: target means (tokens), default shapes and the source."""
+
+    prefill_mean: float
+    decode_mean: float
+    prefill_sigma: float
+    decode_sigma: float
+    source: str
+
+
+_SUBSET_PREFILL = Lognormal.from_median_mean(11, 40.62)
+_SUBSET_DECODE = Lognormal.from_median_mean(45, 85.32)
+_CONV_PREFILL = Lognormal.from_median_p90(417, 1678)
+_CONV_DECODE = Lognormal.from_median_p90(139, 484)
+
+#: The three readings of LMSYS-Chat-1M lengths (see the module docstring).
+LMSYS_READINGS: dict[str, _Reading] = {
+    "lmsys-turn": _Reading(
+        69.5,
+        214.5,
+        _SUBSET_PREFILL.sigma,
+        _SUBSET_DECODE.sigma,
+        "LMSYS-Chat-1M per-turn means, Llama-2 tokens: prompt 69.5, response 214.5 "
+        "(Zheng et al., arXiv 2309.11998, Table 1); lognormal shape from the subset of "
+        "Jaillet et al. (arXiv 2502.07115)",
+    ),
+    "lmsys-subset": _Reading(
+        40.62,
+        85.32,
+        _SUBSET_PREFILL.sigma,
+        _SUBSET_DECODE.sigma,
+        "10k-conversation subset of LMSYS-Chat-1M, words as tokens: prompt median 11, mean "
+        "40.62; output median 45, mean 85.32 (Jaillet et al., arXiv 2502.07115)",
+    ),
+    "lmsys-conversation": _Reading(
+        686.0,
+        197.0,
+        _CONV_PREFILL.sigma,
+        _CONV_DECODE.sigma,
+        "LMSYS-Chat-1M conversations, 4k-filtered Vidur trace, Llama-2 tokens: prefill mean "
+        "686, median 417, p90 1,678; decode mean 197, median 139, p90 484 (microsoft/vidur, "
+        "data/processed_traces)",
+    ),
+}
+
+#: Parameters a reading takes in a workload spec, e.g. ``lmsys-turn[prefill_sigma=1.2]``.
+LMSYS_PARAMETERS = ("prefill_sigma", "decode_sigma", "max_total")
+
+
+def lmsys_workload(
+    reading: str,
+    *,
+    prefill_sigma: float | None = None,
+    decode_sigma: float | None = None,
+    max_total: int = MAX_TOTAL,
+) -> LognormalWorkload:
+    """The lognormal workload of one LMSYS reading, with the published means.
+
+    Parameters
+    ----------
+    reading : {"lmsys-turn", "lmsys-subset", "lmsys-conversation"}
+        See the module docstring.
+    prefill_sigma, decode_sigma : float, optional
+        Shapes of the two laws (the standard deviations of the log lengths); default the
+        reading's (module docstring). ``mu`` follows from the published mean whatever the
+        shape, so these move the spread, not the mean.
+    max_total : int
+        The cut ``s_i + o_i <= max_total`` (tokens); default 4,096.
+
+    Returns
+    -------
+    LognormalWorkload
+        Whose conditioned law has the published means (to 1e-9 relative, by a fixed-point
+        iteration on ``mu`` over a quadrature of the two normals; before integer rounding).
+
+    Raises
+    ------
+    ValueError
+        Unknown reading, a non-positive shape, ``max_total < 2`` or a ``max_total`` at or
+        below the published means (no law can have them).
+    """
+    if reading not in LMSYS_READINGS:
+        raise ValueError(f"unknown reading {reading!r}; known: {', '.join(LMSYS_READINGS)}")
+    r = LMSYS_READINGS[reading]
+    ps = r.prefill_sigma if prefill_sigma is None else prefill_sigma
+    ds = r.decode_sigma if decode_sigma is None else decode_sigma
+    _positive("prefill_sigma", ps)
+    _positive("decode_sigma", ds)
+    if isinstance(max_total, bool) or not isinstance(max_total, int) or max_total < 2:
+        raise ValueError(f"max_total must be an integer >= 2, got {max_total!r}")
+    if max_total <= r.prefill_mean + r.decode_mean:
+        raise ValueError(
+            f"max_total = {max_total} must exceed the reading's mean s + o = "
+            f"{r.prefill_mean + r.decode_mean:g} tokens"
+        )
+    mu_s, mu_o = _calibrate(r.prefill_mean, r.decode_mean, float(ps), float(ds), max_total)
+    params = {"prefill_sigma": prefill_sigma, "decode_sigma": decode_sigma}
+    given = [f"{k}={v:g}" for k, v in params.items() if v is not None]
+    if max_total != MAX_TOTAL:
+        given.append(f"max_total={max_total}")
+    name = reading + (f"[{';'.join(given)}]" if given else "")
+    return LognormalWorkload(
+        name, r.source, Lognormal(mu_s, float(ps)), Lognormal(mu_o, float(ds)), max_total
+    )
+
+
+@cache
+def _quadrature(points: int = 801) -> tuple[np.ndarray, np.ndarray]:
+    z = np.linspace(-9.0, 9.0, points)
+    w = np.exp(-z * z / 2)
+    return z, w / w.sum()
+
+
+@cache
+def _calibrate(
+    mean_s: float, mean_o: float, sigma_s: float, sigma_o: float, max_total: int
+) -> tuple[float, float]:
+    """``(mu_s, mu_o)`` such that the laws conditioned on ``s + o <= max_total`` have the
+    means ``mean_s``, ``mean_o``: fixed point ``mu <- mu + ln(target / current)``."""
+    z, w = _quadrature()
+    mu_s, mu_o = Lognormal.from_mean(mean_s, sigma_s).mu, Lognormal.from_mean(mean_o, sigma_o).mu
+    for _ in range(200):
+        s = np.exp(np.minimum(mu_s + sigma_s * z, 40.0))
+        o = np.exp(np.minimum(mu_o + sigma_o * z, 40.0))
+        keep = (s[:, None] + o[None, :] <= max_total) * (w[:, None] * w[None, :])
+        p = keep.sum()
+        if not p > 1e-12:
+            raise ValueError(f"max_total = {max_total} keeps almost none of the law")
+        cur_s = float((keep.sum(axis=1) * s).sum() / p)
+        cur_o = float((keep.sum(axis=0) * o).sum() / p)
+        step_s, step_o = math.log(mean_s / cur_s), math.log(mean_o / cur_o)
+        mu_s, mu_o = mu_s + step_s, mu_o + step_o
+        if abs(step_s) < 1e-10 and abs(step_o) < 1e-10:
+            return mu_s, mu_o
+    raise ValueError(
+        f"cannot match the means {mean_s:g} and {mean_o:g} under s + o <= {max_total} "
+        f"with sigma {sigma_s:g} / {sigma_o:g}; raise max_total or lower sigma"
+    )
+
+
+def with_parameters(reading: str, params: dict[str, str], spec: str) -> LognormalWorkload:
+    """The workload of ``reading[k=v;...]`` in a spec string; errors name the spec and key.
+
+    Raises
+    ------
+    ValueError
+        Unknown parameter or a value that is not a number (integer for ``max_total``).
+    """
+    kwargs: dict[str, float | int] = {}
+    for key, text in params.items():
+        if key not in LMSYS_PARAMETERS:
+            raise ValueError(
+                f"workload {spec!r}: unknown parameter {key!r} of {reading}; known: "
+                f"{', '.join(LMSYS_PARAMETERS)}"
+            )
+        try:
+            kwargs[key] = int(text) if key == "max_total" else float(text)
+        except ValueError:
+            kind = "an integer" if key == "max_total" else "a number"
+            raise ValueError(f"workload {spec!r}: {key} = {text!r} is not {kind}") from None
+    try:
+        return lmsys_workload(reading, **kwargs)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ValueError(f"workload {spec!r}: {exc}") from None
