@@ -33,6 +33,7 @@ from . import __version__, datasets
 from .experiments.engine import SweepWorkerError
 from .experiments.registry import REPRODUCTIONS, accepts
 from .generators.intervals import from_spec
+from .generators.lmsys import LMSYS_PARAMETERS
 from .generators.small import EXACT_WORKLOADS
 from .generators.three_partition import gadget as make_gadget
 from .generators.three_partition import tel_threshold
@@ -40,6 +41,7 @@ from .generators.workloads import (
     PAPER_MEMORY,
     PAPER_N,
     WORKLOADS,
+    describe,
     from_traces,
     generate,
     headline_ratios,
@@ -708,13 +710,45 @@ def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
         raise click.BadParameter(str(exc), param_hint="--intervals") from None
 
 
+def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    rows = [[name, describe(name)] for name in WORKLOADS]
+    rows += [
+        [name, (EXACT_WORKLOADS[name].__doc__ or "").strip().splitlines()[0]]
+        for name in EXACT_WORKLOADS
+    ]
+    click.echo(
+        tabulate(
+            rows, headers=["workload", "source"], disable_numparse=True, maxcolwidths=[None, 76]
+        )
+    )
+    click.echo(
+        "\nMix them inline: 'lmsys-turn:0.8,summarization:0.2'. The LMSYS readings take "
+        f"parameters: 'lmsys-turn[prefill_sigma=1.2;decode_sigma=0.9;max_total=4096]' "
+        f"({', '.join(LMSYS_PARAMETERS)}). The last {len(EXACT_WORKLOADS)} are small "
+        "instances for exact solving and do not mix."
+    )
+    ctx.exit(0)
+
+
 @main.command(name="generate")
 @click.option(
     "--workload",
     default="paper-mix",
     show_default=True,
-    help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...'; or a small "
-    f"synthetic one for exact solving: {', '.join(EXACT_WORKLOADS)}.",
+    help=f"One of {', '.join(WORKLOADS)}, or 'name:weight,...' (an LMSYS reading takes "
+    "'[prefill_sigma=S;decode_sigma=S;max_total=N]'); or a small synthetic one for exact "
+    f"solving: {', '.join(EXACT_WORKLOADS)}. --list describes them.",
+)
+@click.option(
+    "--list",
+    "list_",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_list_workloads,
+    help="List the workloads with their sources and exit.",
 )
 @click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Number of requests.")
 @click.option(

@@ -28,6 +28,48 @@ def test_shipped_default_is_the_generator_output():
     assert default_instance().name == "default"
 
 
+def test_default_is_the_papers_setting_and_run_prints_the_papers_ratios():
+    assert DEFAULT_SPEC == {"workload": "paper-mix", "n": 2000, "memory": 16492, "seed": 0}
+    r = invoke("run", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    tel = {x["policy"]: x["tel"] for x in data["results"]}
+    assert [(p["ratio"], p["paper"]) for p in data["paper_ratios"]] == [
+        ("FCFS / Sorted-F", 4.87),
+        ("MC-SF / Sorted-F", 2.09),
+    ]
+    assert data["paper_ratios"][0]["value"] == tel["fcfs"] / tel["sorted-f"]
+    assert data["paper_ratios"][1]["value"] == tel["mcsf"] / tel["sorted-f"]
+    r = invoke("run")
+    assert r.exit_code == 0
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("FCFS / Sorted-F"))
+    assert line.split() == ["FCFS", "/", "Sorted-F", f"{tel['fcfs'] / tel['sorted-f']:.2f}", "4.87"]
+    assert "arXiv 2508.06133" in r.stdout
+    # without FCFS, MC-SF and Sorted-F side by side there is nothing to compare
+    r = invoke("run", "--policies", "fcfs,size", "--json")
+    assert json.loads(r.stdout)["paper_ratios"] == []
+
+
+def test_generate_lists_the_workloads_and_takes_lmsys_parameters(tmp_path):
+    r = invoke("generate", "--list")
+    assert r.exit_code == 0, r.output
+    for name in ("lmsys-turn", "lmsys-subset", "lmsys-conversation", "paper-mix", "paper-scaled"):
+        assert f"\n{name} " in r.stdout
+    assert "arXiv 2309.11998" in r.stdout and "prefill_sigma" in r.stdout
+    out = tmp_path / "a.json"
+    spec = "lmsys-turn[decode_sigma=0.8]:0.8,summarization:0.2"
+    r = invoke("generate", "--workload", spec, "-n", "50", "--memory", "16492", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    inst = read_instance(out)
+    again = generate(spec, 50, 16492)
+    assert np.array_equal(inst.decode, again.decode) and inst.metadata["workload"] == spec
+    r = invoke(
+        "generate", "--workload", "lmsys-turn[decode_sigma=-1]", "-n", "5", "--memory", "99",
+        "-o", str(out),
+    )  # fmt: skip
+    assert r.exit_code == 2 and "decode_sigma" in r.stderr and "Traceback" not in r.output
+
+
 def test_run_json_keys_and_consistency(tmp_path):
     path = tmp_path / "i.json"
     r = invoke(
@@ -596,17 +638,18 @@ def _csv_rows(path):
     ids=["INT-mid", "TERM-mid", "INT-start", "TERM-start"],
 )
 def test_reproduce_stops_on_a_signal_and_keeps_whole_rows(tmp_path, sig, when):
-    """Sizes 6 and 8 solve in a moment, n = 30 does not: the signal arrives during its MIP
-    (or right at the start); the rows written stay whole and a rerun reuses them."""
+    """Sizes 6 and 8 solve in a moment, n = 200 of the first workload (paper-scaled) does not:
+    the signal arrives during its MIP (or right at the start); the rows written stay whole and
+    a rerun reuses them."""
     import csv
 
     out = tmp_path / "gaps"
     table = out / "optimality-gaps.csv"
     cmd = _python_lpsched(
-        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,8,30", "--workers", "1",
+        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,8,200", "--workers", "1",
         "--out", str(out),
     )  # fmt: skip
-    if when == "rows":  # the n = 6 and 8 rows are written, the n = 30 MIP runs
+    if when == "rows":  # the n = 6 and 8 rows are written, the n = 200 MIP runs
         until = lambda: len(_csv_rows(table)) >= 10  # noqa: E731
     else:  # the CSV has just been created: the first task starts
         until = table.exists
@@ -628,7 +671,7 @@ def test_reproduce_stops_on_a_signal_and_keeps_whole_rows(tmp_path, sig, when):
             "--out", str(out),
         )  # fmt: skip
         assert r.exit_code == 0, r.output
-        assert f"reused {len(rows)} of 20" in r.stderr
+        assert f"reused {len(rows)} of 30" in r.stderr  # 3 workloads x 2 sizes x 5 policies
         assert "rejected" not in r.stderr and "incomplete" not in r.stderr
 
 
@@ -667,13 +710,15 @@ def test_reproduce_with_a_killed_worker_is_one_clear_error_and_resumes(tmp_path)
     out = tmp_path / "gaps"
     table = out / "optimality-gaps.csv"
     cmd = _python_lpsched(
-        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,30", "--workers", "2",
+        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,200", "--workers", "2",
         "--out", str(out),
     )  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         t0 = time.monotonic()
-        while len(_csv_rows(table)) < 10:  # both n = 6 tasks done, the n = 30 ones running
+        # tasks in order: paper-scaled 6 and 200, scaled-mix 6 and 200, ...: one worker takes
+        # paper-scaled 200, the other the two n = 6 tasks and then scaled-mix 200
+        while len(_csv_rows(table)) < 10:  # both n = 6 tasks done, two n = 200 ones running
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() - t0 < 120
             time.sleep(0.1)
@@ -702,7 +747,7 @@ def test_reproduce_with_a_killed_worker_is_one_clear_error_and_resumes(tmp_path)
         "--out", str(out),
     )  # fmt: skip
     assert r.exit_code == 0, r.output
-    assert "reused 10 of 10" in r.stderr
+    assert "reused 10 of 15" in r.stderr  # uniform-small's n = 6 is new
 
 
 @pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux /proc")

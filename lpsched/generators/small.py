@@ -93,7 +93,7 @@ def scale_down(instance: Instance, factor: int) -> Instance:
 
 
 def paper_scaled(n: int, seed: int = 0, memory: int | None = None) -> Instance:
-    """The paper's mix divided by :data:`PAPER_SCALE` = 20: the tractable copy for exact tables.
+    """The paper's mix with lengths and M divided by 20: the tractable copy for exact tables.
 
     Draws ``n`` requests of ``paper-mix`` at the paper's ``M`` = 16,492 tokens (seed ``seed``)
     and divides lengths and ``M`` by 20, rounding up (:func:`scale_down`): ``M' = 825``. The
@@ -148,7 +148,7 @@ def paper_scaled(n: int, seed: int = 0, memory: int | None = None) -> Instance:
 
 
 def scaled_mix(n: int, seed: int = 0, memory: int = 50) -> Instance:
-    """The 80/20 mix scaled down to exactly solvable sizes (the exact solvers' benchmark family).
+    """The stress workload: a bimodal 80/20 mix at M = 50 where the LP relaxation is weak.
 
     ``s_i`` uniform in 1..6 with probability 0.8 (conversation-like) or in 15..30 with
     probability 0.2 (summarization-like), ``o_i`` uniform in 1..12, all arriving at round 0.

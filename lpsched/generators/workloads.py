@@ -71,6 +71,7 @@ __all__ = [
     "PAPER_HEADLINE_RATIOS",
     "headline_ratios",
     "component",
+    "describe",
     "length_table",
     "parse_mixture",
     "sample_lengths",
@@ -255,6 +256,24 @@ WORKLOADS: tuple[str, ...] = (
     "translation",
     *MIXTURES,
 )
+
+
+def describe(name: str) -> str:
+    """One line on a named workload of :data:`WORKLOADS`: its source, or a mixture's parts.
+
+    Raises
+    ------
+    ValueError
+        Unknown name.
+    """
+    if name in MIXTURES:
+        parts = " + ".join(f"{w:.0%} {k}" for k, w in MIXTURES[name].items())
+        notes = {
+            PAPER_WORKLOAD: " (the paper's mix, the default)",
+            "mix-80-20": " (Azure: the contrast)",
+        }
+        return parts + notes.get(name, "")
+    return component(name).source
 
 
 def parse_mixture(spec: str) -> dict[str, float]:

@@ -80,7 +80,9 @@ def test_shape_moves_the_spread_not_the_mean():
     sn, on = narrow.sample(300_000, rng)
     sw, ow = wide.sample(300_000, rng)
     assert sn.mean() == pytest.approx(69.5, rel=0.03) and sw.mean() == pytest.approx(69.5, rel=0.05)
-    assert on.mean() == pytest.approx(214.5, rel=0.03) and ow.mean() == pytest.approx(214.5, rel=0.03)
+    assert on.mean() == pytest.approx(214.5, rel=0.03) and ow.mean() == pytest.approx(
+        214.5, rel=0.03
+    )
     assert np.std(np.log(sw)) > 2 * np.std(np.log(sn))
 
 
