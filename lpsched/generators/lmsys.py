@@ -158,9 +158,6 @@ class LognormalWorkload:
         The laws of ``s_i`` and ``o_i`` before the cut (tokens).
     max_total : int
         The cut: every drawn request has ``s_i + o_i <= max_total`` (tokens, ``>= 2``).
-    rows : int
-        0: no trace rows stand behind it (the attribute mirrors
-        :class:`~lpsched.generators.workloads.LengthTable`).
     """
 
     name: str
@@ -168,7 +165,6 @@ class LognormalWorkload:
     prefill: Lognormal
     decode: Lognormal
     max_total: int = MAX_TOTAL
-    rows: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.max_total, bool) or not isinstance(self.max_total, int):
@@ -194,8 +190,8 @@ class LognormalWorkload:
             if todo.size == 0:
                 return s, o
             k = todo.size
-            s[todo] = _lengths(self.prefill, rng.standard_normal(k))
-            o[todo] = _lengths(self.decode, rng.standard_normal(k))
+            s[todo] = _lengths(self.prefill, rng.standard_normal(k), self.max_total)
+            o[todo] = _lengths(self.decode, rng.standard_normal(k), self.max_total)
             todo = todo[s[todo] + o[todo] > self.max_total]
         if todo.size == 0:
             return s, o
@@ -205,9 +201,11 @@ class LognormalWorkload:
         )
 
 
-def _lengths(law: Lognormal, z: np.ndarray) -> np.ndarray:
-    x = np.exp(np.minimum(law.mu + law.sigma * z, 60.0))  # 60: beyond any int64 cut anyway
-    return np.maximum(np.rint(np.minimum(x, 2.0**62)), 1).astype(np.int64)
+def _lengths(law: Lognormal, z: np.ndarray, cap: int) -> np.ndarray:
+    """``max(1, rint(exp(mu + sigma z)))`` with values above ``cap`` held at ``cap`` (they are
+    redrawn by the caller anyway, since the other length is at least 1)."""
+    x = np.minimum(np.exp(np.minimum(law.mu + law.sigma * z, math.log(cap) + 1)), cap)
+    return np.maximum(np.rint(x), 1).astype(np.int64)
 
 
 @dataclass(frozen=True)
