@@ -49,6 +49,7 @@ __all__ = [
     "LMSYS_READINGS",
     "LMSYS_PARAMETERS",
     "MAX_TOTAL",
+    "SIGMA_RANGE",
     "lmsys_workload",
     "with_parameters",
 ]
@@ -59,6 +60,9 @@ Z90 = 1.2815515655446004
 MAX_TOTAL = 4096
 #: The largest number of redraw passes of :meth:`LognormalWorkload.sample`.
 _MAX_PASSES = 200
+#: The shapes a reading takes: at sigma = 4 the median length is already 1 token, and the
+#: published means hold only through the tail (the calibration cannot go further).
+SIGMA_RANGE = (0.01, 4.0)
 
 
 @dataclass(frozen=True)
@@ -272,9 +276,10 @@ def lmsys_workload(
     reading : {"lmsys-turn", "lmsys-subset", "lmsys-conversation"}
         See the module docstring.
     prefill_sigma, decode_sigma : float, optional
-        Shapes of the two laws (the standard deviations of the log lengths); default the
-        reading's (module docstring). ``mu`` follows from the published mean whatever the
-        shape, so these move the spread, not the mean.
+        Shapes of the two laws (the standard deviations of the log lengths), in
+        :data:`SIGMA_RANGE` = [0.01, 4]; default the reading's (module docstring). ``mu``
+        follows from the published mean whatever the shape, so these move the spread, not the
+        mean.
     max_total : int
         The cut ``s_i + o_i <= max_total`` (tokens); default 4,096.
 
@@ -287,16 +292,19 @@ def lmsys_workload(
     Raises
     ------
     ValueError
-        Unknown reading, a non-positive shape, ``max_total < 2`` or a ``max_total`` at or
-        below the published means (no law can have them).
+        Unknown reading, a shape outside :data:`SIGMA_RANGE`, ``max_total < 2`` or a
+        ``max_total`` at or below the published means (no law can have them).
     """
     if reading not in LMSYS_READINGS:
         raise ValueError(f"unknown reading {reading!r}; known: {', '.join(LMSYS_READINGS)}")
     r = LMSYS_READINGS[reading]
     ps = r.prefill_sigma if prefill_sigma is None else prefill_sigma
     ds = r.decode_sigma if decode_sigma is None else decode_sigma
-    _positive("prefill_sigma", ps)
-    _positive("decode_sigma", ds)
+    lo, hi = SIGMA_RANGE
+    for key, value in (("prefill_sigma", ps), ("decode_sigma", ds)):
+        _positive(key, value)
+        if not lo <= value <= hi:
+            raise ValueError(f"{key} must lie in [{lo:g}, {hi:g}], got {value!r}")
     if isinstance(max_total, bool) or not isinstance(max_total, int) or max_total < 2:
         raise ValueError(f"max_total must be an integer >= 2, got {max_total!r}")
     if max_total <= r.prefill_mean + r.decode_mean:

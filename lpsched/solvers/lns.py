@@ -21,7 +21,7 @@ Neighbourhoods (rounds on the time axis shifted by the earliest arrival):
 The size ``k`` adapts to the sub-solve time: a sub-MIP stopped by its time limit shrinks ``k``,
 a pass of fast proven sub-MIPs without an improvement grows it (up to ``k_max``).
 
-The sub-MIP is small even at n = 2000 (the default instance: makespan about 45k rounds): its
+The sub-MIP is small even at n = 2000 (the Azure mix: makespan about 45k rounds): its
 columns are only the starts at which a request fits *alone* in the residual capacity (a sliding
 minimum of ``R(t) - t``), and its rows only the rounds where a violation can first show. Between
 two completions memory only grows (SPEC section 2), so if the fixed memory does not drop after
@@ -470,7 +470,8 @@ def improve_lns(
     provisional): from the best list policy, 60 s at n = 30 (``scaled_mix``, seeds 0-2) gives
     626 / 608 / 544 without compaction (the list local search: 626 / 629 / 554); 300 s at
     n = 200 gives 19,154 (local search 19,151; local search then this search 19,045; best list
-    policy 20,456); 600 s on the default instance (n = 2000) gives 21,308,521 against
+    policy 20,456); 600 s on the Azure mix at n = 2000 (``mix-80-20`` seed 0, the default
+    instance before the paper's workload replaced it) gives 21,308,521 against
     Sorted-F's 21,714,905 (-1.9 %; the local search: -1.0 % in 120 s), 400k of the 406k
     rounds gained by the compaction.
     """
