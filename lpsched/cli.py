@@ -1256,6 +1256,14 @@ def _reproductions_epilog() -> str:
     "'lpsched traces path'; without the traces those rows are skipped, with a note].",
 )
 @click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    metavar="SPEC",
+    help="A workload of the study (repeatable), e.g. --workload paper-scaled for "
+    "optimality-gaps, or a mixture spec for sensitivity [default: the study's].",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=1),
     default=None,
@@ -1286,6 +1294,7 @@ def reproduce(
     sizes: str | None,
     time_limits: str | None,
     trace_dir: str | None,
+    workloads: tuple[str, ...],
     workers: int | None,
     scheduler: str | None,
     fresh: bool,
@@ -1330,6 +1339,16 @@ def reproduce(
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
         opts["trace_dir"] = trace_dir
+    if workloads:
+        chosen = list(dict.fromkeys(workloads))
+        if accepts(repro, "workloads"):
+            opts["workloads"] = chosen
+        elif accepts(repro, "workload") and len(chosen) == 1:
+            opts["workload"] = chosen[0]
+        elif accepts(repro, "workload"):
+            raise click.UsageError(f"'{name}' takes one --workload, got {len(chosen)}")
+        else:
+            raise click.UsageError(f"'{name}' has no workload option; drop --workload")
     try:
         with _signals_as_interrupt(), _solver_chatter_to_stderr():
             table = repro.run(out_dir, **opts)

@@ -70,6 +70,25 @@ def test_generate_lists_the_workloads_and_takes_lmsys_parameters(tmp_path):
     assert r.exit_code == 2 and "decode_sigma" in r.stderr and "Traceback" not in r.output
 
 
+def test_reproduce_takes_the_studys_workloads(tmp_path):
+    import csv
+
+    out = tmp_path / "gaps"
+    r = invoke(
+        "reproduce", "optimality-gaps", "--workload", "paper-scaled", "--sizes", "5",
+        "--seeds", "0", "--workers", "1", "--out", str(out),
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    with (out / "optimality-gaps.csv").open() as fh:
+        assert {row["workload"] for row in csv.DictReader(fh)} == {"paper-scaled"}
+    r = invoke("reproduce", "optimality-gaps", "--workload", "nosuch", "--out", str(out))
+    assert r.exit_code == 1 and "unknown small workload 'nosuch'" in r.stderr
+    r = invoke("reproduce", "families", "--workload", "paper-mix", "--out", str(out))
+    assert r.exit_code == 2 and "has no workload option" in r.stderr
+    r = invoke("reproduce", "intervals", "--workload", "a", "--workload", "b", "--out", str(out))
+    assert r.exit_code == 2 and "takes one --workload, got 2" in r.stderr
+
+
 def test_run_json_keys_and_consistency(tmp_path):
     path = tmp_path / "i.json"
     r = invoke(
