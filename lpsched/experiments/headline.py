@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..datasets import cached_trace_dir, skipped
+from ..generators.lmsys import LMSYS_READINGS
 from ..generators.workloads import (
     PAPER_HEADLINE_RATIOS,
     PAPER_MEMORY,
@@ -244,8 +245,9 @@ def ratio_table(
 HEADLINE_SOURCES = ("paper-mix", "paper-mix-subset", "paper-mix-conversation", "mix-80-20")
 #: Shapes of the sensitivity table: lognormal sigma of the prefill and of the decode length of
 #: the ``lmsys-turn`` reading (defaults 1.616 and 1.131, :mod:`lpsched.generators.lmsys`).
-SHAPE_PREFILL_SIGMAS = (0.8, 1.2, 1.616, 2.0)
-SHAPE_DECODE_SIGMAS = (0.6, 0.9, 1.131, 1.4)
+_TURN = LMSYS_READINGS["lmsys-turn"]
+SHAPE_PREFILL_SIGMAS = (0.8, 1.2, _TURN.prefill_sigma, 2.0)
+SHAPE_DECODE_SIGMAS = (0.6, 0.9, _TURN.decode_sigma, 1.4)
 #: KV-cache budgets of the sensitivity table (tokens): the paper's 16,492 halved, doubled and
 #: quadrupled (a quarter would be below the largest arXiv requests, about 4,200 tokens).
 SENSITIVITY_MEMORIES = (8246, 16492, 32984, 65536)
@@ -253,11 +255,18 @@ _PAPER = {label: f"{paper:.2f}" for label, _, _, paper in PAPER_HEADLINE_RATIOS}
 
 
 def shape_spec(prefill_sigma: float, decode_sigma: float) -> str:
-    """The ``paper-mix`` spec with the ``lmsys-turn`` shapes ``prefill_sigma``, ``decode_sigma``."""
-    return (
-        f"lmsys-turn[prefill_sigma={prefill_sigma:g};decode_sigma={decode_sigma:g}]:0.8,"
-        "summarization:0.2"
-    )
+    """The ``paper-mix`` spec with the ``lmsys-turn`` shapes ``prefill_sigma``, ``decode_sigma``
+    (a default shape is left out of the spec, so the default cell is ``paper-mix`` itself)."""
+    params = [
+        f"{key}={value!r}"
+        for key, value, default in (
+            ("prefill_sigma", prefill_sigma, _TURN.prefill_sigma),
+            ("decode_sigma", decode_sigma, _TURN.decode_sigma),
+        )
+        if value != default
+    ]
+    turn = "lmsys-turn" + (f"[{';'.join(params)}]" if params else "")
+    return f"{turn}:0.8,summarization:0.2"
 
 
 def shape_table(rows: Sequence[Mapping[str, str]]) -> str:
@@ -276,15 +285,17 @@ def shape_table(rows: Sequence[Mapping[str, str]]) -> str:
 
     out = []
     for ps in SHAPE_PREFILL_SIGMAS:
-        row = {"prefill sigma": f"{ps:g}"}
+        row = {"prefill sigma": f"{ps:.4g}"}
         for ds in SHAPE_DECODE_SIGMAS:
             src = shape_spec(ps, ds)
-            row[f"decode sigma {ds:g}"] = f"{mean_ratio(src, 'fcfs')} / {mean_ratio(src, 'mcsf')}"
+            cell = f"{mean_ratio(src, 'fcfs')} / {mean_ratio(src, 'mcsf')}"
+            row[f"decode sigma {ds:.4g}"] = cell
         out.append(row)
-    headers = ["prefill sigma", *(f"decode sigma {ds:g}" for ds in SHAPE_DECODE_SIGMAS)]
+    headers = ["prefill sigma", *(f"decode sigma {ds:.4g}" for ds in SHAPE_DECODE_SIGMAS)]
     return markdown_table(out, headers) + (
         "\n\nCells: FCFS / Sorted-F and MC-SF / Sorted-F, mean over seeds; the default shape "
-        "is prefill 1.616, decode 1.131 (the means stay the published ones at every shape)."
+        "(prefill 1.616, decode 1.131) is paper-mix itself, and the means stay the published "
+        "ones at every shape."
     )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..instance import Instance
+from ..instance import MAX_VALUE, Instance
 from .workloads import (
     PAPER_MEMORY,
     PAPER_WORKLOAD,
@@ -49,7 +49,9 @@ def scale_down(instance: Instance, factor: int) -> Instance:
     """Divide every length and the KV-cache budget by ``factor``, rounding up.
 
     ``s_i' = ceil(s_i / f)``, ``o_i' = ceil(o_i / f)``, ``M' = ceil(M / f)`` (tokens; a
-    round still emits one token, so decode lengths shrink in rounds too); arrivals are kept.
+    round still emits one token, so decode lengths shrink in rounds too); prediction intervals
+    ``l_i, u_i`` are divided the same way (rounding up keeps ``l_i' <= o_i' <= u_i'``); ids and
+    arrivals are kept.
 
     Parameters
     ----------
@@ -57,17 +59,18 @@ def scale_down(instance: Instance, factor: int) -> Instance:
         An instance with ``s_i + o_i`` well below ``M`` (rounding up can add up to two tokens
         to a request and none to ``M``).
     factor : int
-        ``>= 1``.
+        ``1 <= factor <= 2^40``.
 
     Returns
     -------
     Instance
-        Named ``{name}-div{factor}``; ``metadata["scaled_from"]`` and ``["factor"]`` record it.
+        Named ``{name}-div{factor}``; the instance's metadata, with ``metadata["scaled_from"]``
+        (its name) and ``["factor"]`` (this call's factor) set.
 
     Raises
     ------
     ValueError
-        ``factor`` is not a positive integer.
+        ``factor`` is not an integer in ``[1, 2^40]``.
     InstanceError
         A scaled request no longer fits: ``s_i' + o_i' > M'`` (named).
 
@@ -75,11 +78,19 @@ def scale_down(instance: Instance, factor: int) -> Instance:
     -----
     Source: ours (the issue's tractable copies of the paper's mix).
     """
-    if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
-        raise ValueError(f"factor must be a positive integer, got {factor!r}")
+    if (
+        isinstance(factor, bool)
+        or not isinstance(factor, (int, np.integer))
+        or not 1 <= factor <= MAX_VALUE
+    ):
+        raise ValueError(f"factor must be an integer in [1, 2^40], got {factor!r}")
     f = int(factor)
-    s = -(-instance.prefill // f)
-    o = -(-instance.decode // f)
+
+    def up(x: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None else -(-x // f)
+
+    s, o = up(instance.prefill), up(instance.decode)
+    assert s is not None and o is not None
     memory = -(-instance.memory // f)
     check_fits(s, o, memory, f"{instance.name} divided by {f}")
     return Instance.from_arrays(
@@ -87,8 +98,11 @@ def scale_down(instance: Instance, factor: int) -> Instance:
         o,
         memory,
         None if instance.offline else instance.arrival,
+        ids=instance.ids,
+        decode_lo=up(instance.decode_lo),
+        decode_hi=up(instance.decode_hi),
         name=f"{instance.name}-div{f}",
-        metadata={"scaled_from": instance.name, "factor": f, **dict(instance.metadata)},
+        metadata={**dict(instance.metadata), "scaled_from": instance.name, "factor": f},
     )
 
 
@@ -112,7 +126,7 @@ def paper_scaled(n: int, seed: int = 0, memory: int | None = None) -> Instance:
     Returns
     -------
     Instance
-        Named ``paper{n}-s{seed}``.
+        Named ``paper{n}-s{seed}`` (``paper{n}-s{seed}-M{memory}`` with another ``memory``).
 
     Raises
     ------
@@ -126,16 +140,17 @@ def paper_scaled(n: int, seed: int = 0, memory: int | None = None) -> Instance:
     (``instances/README.md``).
     """
     check_size(n, 1 if memory is None else memory)
-    full = generate(PAPER_WORKLOAD, n, PAPER_MEMORY, seed=seed, name=f"paper{n}-s{seed}")
+    full = generate(PAPER_WORKLOAD, n, PAPER_MEMORY, seed=seed)
     small = scale_down(full, PAPER_SCALE)
     if memory is None:
         memory = small.memory
     check_fits(small.prefill, small.decode, memory, "paper-scaled")
+    label = f"paper{n}-s{seed}" + ("" if memory == small.memory else f"-M{memory}")
     return Instance.from_arrays(
         small.prefill,
         small.decode,
         memory,
-        name=f"paper{n}-s{seed}",
+        name=label,
         metadata={
             "generator": "lpsched.generators.small.paper_scaled",
             "workload": PAPER_WORKLOAD,

@@ -190,7 +190,7 @@ def length_table(name: str) -> LengthTable:
     if name not in tables:
         raise KeyError(
             f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (and, for "
-            "exact solving, paper-scaled, scaled-mix and uniform-small, not mixable)"
+            "exact solving, paper-scaled, scaled-mix and uniform-small, which do not mix)"
         )
     return tables[name]
 
@@ -236,6 +236,11 @@ def component(name: str) -> LengthTable | LognormalWorkload:
                 raise ValueError(f"workload {name!r}: parameter {key!r} given twice")
             pairs[key] = value.strip()
         return with_parameters(base, pairs, name)
+    if base in MIXTURES:
+        raise ValueError(
+            f"workload {name!r}: {base} is a mixture, not a component; write its parts "
+            f"({', '.join(f'{k}:{w:g}' for k, w in MIXTURES[base].items())})"
+        )
     if params is not None:
         raise ValueError(
             f"workload {name!r}: {base} is a trace table and takes no parameters "
@@ -299,8 +304,7 @@ def parse_mixture(spec: str) -> dict[str, float]:
     weights: dict[str, float] = {}
     for part in parts:
         name, _, w = part.partition(":")
-        name = name.strip()
-        component(name)
+        name = component(name.strip()).name  # canonical: lmsys-turn[] is lmsys-turn
         try:
             weight = float(w) if w else 1.0
         except ValueError:
@@ -317,8 +321,9 @@ def parse_mixture(spec: str) -> dict[str, float]:
         weights[name] = weight
     if not weights:
         raise ValueError("empty workload spec")
-    total = sum(weights.values())
-    return {k: v / total for k, v in weights.items()}
+    top = max(weights.values())  # so that the sum cannot overflow
+    total = sum(v / top for v in weights.values())
+    return {k: v / top / total for k, v in weights.items()}
 
 
 def sample_lengths(

@@ -1,6 +1,6 @@
 """The LP relaxation of the time-indexed model at the paper's scale, by column generation.
 
-At n = 2000 (the default instance: ``T1 = sum o = 464,386`` rounds) the LP of SPEC section 3
+At n = 2000 (the default instance: ``T1 = sum o = 464,421`` rounds) the LP of SPEC section 3
 has about ``n T`` columns, far beyond what can be built. :func:`colgen_lp_bound` solves it
 without building them: a *restricted master* holds the ``assign`` rows, the ``memory`` rows of
 the rounds some column covers (a missing row has dual 0), and a subset of the columns

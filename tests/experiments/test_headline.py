@@ -35,7 +35,8 @@ def test_sensitivity_tables_are_the_rows(tmp_path):
     assert len(shape) == 3 * 2 * len(hl.SHAPE_PREFILL_SIGMAS) * len(hl.SHAPE_DECODE_SIGMAS)
     assert {int(r["memory"]) for r in memory} == set(hl.SENSITIVITY_MEMORIES)
     # the default shape's cell: mean over the seeds of each seed's ratio
-    src = hl.shape_spec(1.616, 1.131)
+    src = hl.shape_spec(hl.SHAPE_PREFILL_SIGMAS[2], hl.SHAPE_DECODE_SIGMAS[2])
+    assert src == "lmsys-turn:0.8,summarization:0.2"  # the default shape: paper-mix's law
     lat = {(r["seed"], r["policy"]): float(r["mean_latency"]) for r in shape if r["source"] == src}
     fcfs = np.mean([lat[(s, "fcfs")] / lat[(s, "sorted-f")] for s in ("0", "1")])
     mcsf = np.mean([lat[(s, "mcsf")] / lat[(s, "sorted-f")] for s in ("0", "1")])
