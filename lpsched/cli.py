@@ -370,6 +370,7 @@ def run(
     for r in results:
         r["ratio_to_best"] = r["tel"] / best
     paper = headline_ratios({r["policy"]: r["tel"] for r in results}) if inst.offline else []
+    papers_setting = (inst.n, inst.memory) == (PAPER_N, PAPER_MEMORY)
     if as_json:
         click.echo(
             json.dumps(
@@ -415,7 +416,7 @@ def run(
     )
     for r in skipped:
         click.echo(f"skipped {r['policy']}: {r['error']}")
-    if paper:
+    if paper and papers_setting:
         click.echo()
         click.echo(
             tabulate(
@@ -715,7 +716,7 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
         return
     rows = [[name, describe(name)] for name in WORKLOADS]
     rows += [
-        [name, (EXACT_WORKLOADS[name].__doc__ or "").strip().splitlines()[0]]
+        [name, (EXACT_WORKLOADS[name].__doc__ or "").strip().splitlines()[0].replace("``", "")]
         for name in EXACT_WORKLOADS
     ]
     click.echo(

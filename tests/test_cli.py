@@ -48,6 +48,11 @@ def test_default_is_the_papers_setting_and_run_prints_the_papers_ratios():
     # without FCFS, MC-SF and Sorted-F side by side there is nothing to compare
     r = invoke("run", "--policies", "fcfs,size", "--json")
     assert json.loads(r.stdout)["paper_ratios"] == []
+    # another setting: the JSON still has the ratios, the table does not compare with the paper
+    r = invoke("run", "instances/exact/mix12-s1.json")
+    assert r.exit_code == 0 and "paper" not in r.stdout
+    r = invoke("run", "instances/exact/mix12-s1.json", "--json")
+    assert len(json.loads(r.stdout)["paper_ratios"]) == 2
 
 
 def test_generate_lists_the_workloads_and_takes_lmsys_parameters(tmp_path):

@@ -219,8 +219,10 @@ def test_tractable_copy_keeps_lengths_of_several_rounds_and_binding_memory(seed)
     # not trivial: the decode lengths stay at several rounds ...
     assert np.median(inst.decode) >= 5
     assert np.mean(inst.decode <= 2) < 0.2
-    # ... and memory binds: the requests do not all fit at once
+    # ... and memory binds: the requests do not all fit at once, from n = 30 on
     assert (inst.prefill + inst.decode).sum() > 2 * inst.memory
+    small = paper_scaled(30, seed)
+    assert (small.prefill + small.decode).sum() > small.memory
 
 
 def test_tractable_copy_is_the_paper_mix_divided():
