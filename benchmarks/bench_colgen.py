@@ -10,9 +10,10 @@ Not a test. Prints, with ``threads=1``:
    n = 2000, M = 16,492; the README's issue-11 figures were measured on the earlier Azure
    default, ``lpsched generate --workload mix-80-20 -n 2000 --memory 16492 --seed 0``,
    ``sum o = 437,947``), where the full LP has hundreds of millions of columns: the best
-   Lagrangian bound after each checkpoint (60, 300, 600 s by default), whether it converged, the last master value, the
-   iterations and columns, beside the combinatorial bound and Sorted-F's TEL. The ascent runs
-   for ``--ascent-share`` of the time (no step cap), the master gets the rest.
+   Lagrangian bound after each checkpoint (60, 300, 600 s by default), whether it converged,
+   the last master value, the iterations and columns, beside the combinatorial bound and
+   Sorted-F's TEL. The ascent runs for ``--ascent-share`` of the time (no step cap), the master
+   gets the rest.
 
 Run::
 
