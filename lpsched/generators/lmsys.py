@@ -336,7 +336,8 @@ MIN_KEPT = 0.5
 
 
 def _normal_cdf(x: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + _ERF(x / math.sqrt(2.0)).astype(float))
+    """The standard normal CDF, elementwise (``math.erf``: numpy has no erf)."""
+    return 0.5 * (1.0 + np.asarray(_ERF(x / math.sqrt(2.0)), dtype=float))
 
 
 _ERF = np.frompyfunc(math.erf, 1, 1)
