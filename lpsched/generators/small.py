@@ -56,8 +56,8 @@ def scale_down(instance: Instance, factor: int) -> Instance:
     Parameters
     ----------
     instance : Instance
-        An instance with ``s_i + o_i`` well below ``M`` (rounding up can add up to two tokens
-        to a request and none to ``M``).
+        An instance with ``s_i + o_i`` below ``M``; rounding up can make ``s_i' + o_i'`` one
+        more than ``ceil((s_i + o_i) / f)``, so a request right at ``M`` may no longer fit.
     factor : int
         ``1 <= factor <= 2^40``.
 
