@@ -887,6 +887,11 @@ def _v1_starts_and_runs(
                 f"{source}: field 'runs', row {k}: request index {row[0]} is not in "
                 f"0..{instance.n - 1}"
             )
+        if row[3] not in (0, 1):
+            raise InstanceError(
+                f"{source}: field 'runs', row {k}: completed must be 0 (cut short) or 1, "
+                f"got {row[3]!r}"
+            )
     return values, np.asarray(runs, dtype=np.int64).reshape(-1, 4)
 
 

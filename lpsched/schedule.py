@@ -167,6 +167,13 @@ class Schedule:
                 raise InfeasibleScheduleError(
                     "runs: every entry must lie in [-2^40, 2^41] (rounds within the model's range)"
                 )
+            flags = runs[:, 3] if runs.size else runs[:0, 0]
+            bad = np.flatnonzero((flags != 0) & (flags != 1))
+            if bad.size:
+                raise InfeasibleScheduleError(
+                    f"runs, row {int(bad[0])}: completed must be 0 (cut short) or 1, got "
+                    f"{int(flags[bad[0]])}"
+                )
             runs = runs.astype(np.int64, copy=True)
             runs.setflags(write=False)
             object.__setattr__(self, "runs", runs)

@@ -135,3 +135,38 @@ def test_exact_text_output_has_the_schedule(tmp_path, inst_path):
     starts = ", ".join(f"{q['id']} {q['start']}" for q in doc["requests"])
     assert r.stdout.splitlines()[-1] == f"schedule    start rounds {starts}; written to {out}"
     assert invoke("check", inst_path, out).exit_code == 0
+
+
+def test_v1_runs_with_a_bad_completed_flag_are_refused(tmp_path):
+    """Issue 22, item 2: M = 10, three requests (s = 5, o = 1); a v1 'run' flagged 7 that ends
+    before it starts counted as negative memory, and `check` said feasible, peak 7, while round
+    10 holds 12 tokens. The flag must be 0 or 1, in the file and in Schedule(runs=...)."""
+    from lpsched.schedule import InfeasibleScheduleError
+
+    inst = Instance.from_arrays([5, 5, 5], [1, 1, 1], 10, name="v1-runs")
+    inst_path = tmp_path / "i.json"
+    write_instance(inst, inst_path)
+    runs = [[0, 10, 0, 7], [0, 11, 12, 1], [1, 9, 10, 1], [2, 9, 10, 1]]
+    doc = {
+        "format": "lpsched/schedule",
+        "version": 1,
+        "instance": inst.name,
+        "start": [11, 9, 9],
+        "runs": runs,
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    for command in ("check", "plot"):
+        extra = ["-o", tmp_path / "s.png"] if command == "plot" else []
+        r = invoke(command, inst_path, path, *extra)
+        assert r.exit_code == 1, r.output
+        assert f"{path}: field 'runs', row 0: completed must be 0 (cut short) or 1, got 7" in (
+            r.stderr
+        )
+    with pytest.raises(InfeasibleScheduleError, match="runs, row 0: completed must be 0"):
+        Schedule(inst, [11, 9, 9], runs=runs)
+    # flagged as cut short, the backwards run is a violation, not negative memory
+    cut = [[0, 10, 0, 0], *runs[1:]]
+    sched = Schedule(inst, [11, 9, 9], runs=cut)
+    assert not sched.feasible
+    assert any("evicted run (10, 0) must last 1 to" in v for v in sched.violations())
