@@ -349,3 +349,29 @@ def test_a_failing_plugin_policy_is_named(clean_registry):
     res = CliRunner().invoke(main, ["run", str(INST_FILE), "--policies", "raises"])
     assert res.exit_code == 1 and res.exception.__class__ is SystemExit
     assert "policy 'raises'" in res.stderr and "Traceback" not in res.output
+
+
+def test_a_plugin_cannot_change_the_instance(clean_registry):
+    """Issue 22, item 3: a plug-in that unfroze the arrays rewrote the decode lengths (MC-SF
+    run after it reported TEL 14 instead of 76), the memory, or made a request larger than M
+    (the executor then looped forever). It gets a private copy."""
+    from lpsched.instance import Instance
+
+    inst = Instance.from_arrays([3, 1, 4, 1, 5], [9, 2, 6, 5, 3], 12, name="frozen")
+    before = (inst.prefill.copy(), inst.decode.copy(), inst.memory)
+    mcsf = registry.run_policy(inst, "mcsf").tel
+
+    def vandal(instance):
+        for field in (instance.prefill, instance.decode):
+            field.setflags(write=True)
+            field[:] = 1
+        instance.prefill[0] = 10**6  # larger than M
+        object.__setattr__(instance, "memory", 10**6)
+        return np.arange(instance.n)
+
+    registry.register_policy("vandal", vandal)
+    sched = registry.run_policy(inst, "vandal").check()
+    assert np.array_equal(inst.prefill, before[0]) and np.array_equal(inst.decode, before[1])
+    assert inst.memory == before[2] and not inst.decode.flags.writeable
+    assert sched.instance is inst and sched.tel >= int(inst.decode.sum())
+    assert registry.run_policy(inst, "mcsf").tel == mcsf

@@ -18,6 +18,7 @@ run with ``backfill=True`` (SPEC section 4).
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 import os
@@ -178,7 +179,9 @@ def register_policy(
         ``+`` (``NAME+backfill`` is made automatically).
     function : callable
         ``function(instance, **options) -> ndarray of int, shape (n,)``: a priority list (a
-        permutation of ``range(n)``) that the executor runs (SPEC section 4).
+        permutation of ``range(n)``) that the executor runs (SPEC section 4). It is called on a
+        private copy of the instance, so whatever it changes there is not seen by the
+        executor, the feasibility check or the policies that run after it.
     description : str
         One line for ``lpsched policies``.
     options : tuple of str
@@ -215,7 +218,9 @@ def register_policy(
 
     def checked(instance: Instance, **opts) -> np.ndarray:
         try:
-            order = np.asarray(function(instance, **opts))
+            # a private copy: a plug-in that unfreezes and rewrites the arrays (or the memory)
+            # changes only its own view, never the instance the executor and the report use
+            order = np.asarray(function(copy.deepcopy(instance), **opts))
         except Exception as exc:
             raise PolicyError(
                 f"policy {name!r} ({where}) failed: {type(exc).__name__}: {exc}"
