@@ -241,7 +241,9 @@ def fetch(names: Iterable[str] | None = None, *, progressbar: bool = False) -> d
             )
         except (ValueError, OSError) as exc:  # hash mismatch; HTTP and connection errors
             raise TraceDownloadError(
-                f"trace {trace.name!r} ({trace.file}) from {url}: {exc}"
+                f"trace {trace.name!r} ({trace.file}) from {url}: {exc}. Without the network, "
+                f"copy the file into {folder}, point ${TRACES_URL_ENV} at a mirror, or give "
+                "the reproductions --trace-dir DIR with your own copy"
             ) from None
         out[trace.name] = Path(path)
         _readable_by_all(out[trace.name])

@@ -178,6 +178,15 @@ class Schedule:
             runs.setflags(write=False)
             object.__setattr__(self, "runs", runs)
 
+    def __repr__(self) -> str:
+        """One line: the instance, the policy, TEL and feasibility, never the arrays (a
+        schedule of a million requests prints as quickly as one of ten). Source: ours."""
+        runs = "" if self.runs is None else f", runs={len(self.runs)}"
+        return (
+            f"Schedule(instance={self.instance.name!r}, n={self.instance.n}, "
+            f"policy={self.policy!r}, tel={self.tel}{runs})"
+        )
+
     def _intervals(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(prefill, start, end)`` of every run (one per request without ``runs``)."""
         if self.runs is None:

@@ -161,6 +161,16 @@ def test_fetch_refuses_a_wrong_hash_and_a_missing_file(server, cache, monkeypatc
         datasets.fetch(["code"])  # bad/ has no splitwise_code.csv
 
 
+def test_a_failed_fetch_says_how_to_do_without_the_network(cache, monkeypatch):
+    """Issue 22, item 13: offline, the error named neither --trace-dir nor the mirror."""
+    monkeypatch.setenv(datasets.TRACES_URL_ENV, "http://127.0.0.1:9/none")  # nothing listens
+    with pytest.raises(datasets.TraceDownloadError) as err:
+        datasets.fetch(["code"])
+    msg = str(err.value)
+    assert f"copy the file into {cache}" in msg
+    assert datasets.TRACES_URL_ENV in msg and "--trace-dir DIR" in msg
+
+
 def test_traces_commands(server, cache, monkeypatch):
     base, _ = server
     runner = CliRunner()

@@ -181,3 +181,10 @@ def test_starts_at_the_range_limit_and_shape_errors():
         Schedule(OFFLINE, [[0], [0], [3]])
     with pytest.raises(InfeasibleScheduleError, match="runs"):
         Schedule(OFFLINE, [0, 0, 3], runs=np.array([[0, 0, 2**62, 1]]))
+
+
+def test_repr_is_one_short_line_without_the_arrays():
+    """Issue 22, item 13: a Schedule's repr printed whole arrays."""
+    inst = Instance.from_arrays([1] * 100_000, [1] * 100_000, 10**6, name="big")
+    sched = Schedule(inst, np.zeros(100_000, dtype=np.int64), policy="all-at-once")
+    assert repr(sched) == ("Schedule(instance='big', n=100000, policy='all-at-once', tel=100000)")
