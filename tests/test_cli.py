@@ -662,18 +662,20 @@ def _csv_rows(path):
     ids=["INT-mid", "TERM-mid", "INT-start", "TERM-start"],
 )
 def test_reproduce_stops_on_a_signal_and_keeps_whole_rows(tmp_path, sig, when):
-    """Sizes 6 and 8 solve in a moment, n = 200 of the first workload (paper-scaled) does not:
-    the signal arrives during its MIP (or right at the start); the rows written stay whole and
-    a rerun reuses them."""
+    """Sizes 6 and 8 solve in a moment, n = 60 of the first workload (paper-scaled, seed 0)
+    takes tens of seconds in its MIP, which HiGHS interrupts (its LP takes 0.1 s; at n = 200
+    the LP, which HiGHS cannot stop, took long enough to miss the deadline): the signal arrives
+    during the MIP (or right at the start); the rows written stay whole and a rerun reuses
+    them."""
     import csv
 
     out = tmp_path / "gaps"
     table = out / "optimality-gaps.csv"
     cmd = _python_lpsched(
-        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,8,200", "--workers", "1",
+        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,8,60", "--workers", "1",
         "--out", str(out),
     )  # fmt: skip
-    if when == "rows":  # the n = 6 and 8 rows are written, the n = 200 MIP runs
+    if when == "rows":  # the n = 6 and 8 rows are written, the n = 60 MIP runs
         until = lambda: len(_csv_rows(table)) >= 10  # noqa: E731
     else:  # the CSV has just been created: the first task starts
         until = table.exists
@@ -734,15 +736,15 @@ def test_reproduce_with_a_killed_worker_is_one_clear_error_and_resumes(tmp_path)
     out = tmp_path / "gaps"
     table = out / "optimality-gaps.csv"
     cmd = _python_lpsched(
-        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,200", "--workers", "2",
+        "reproduce", "optimality-gaps", "--seeds", "0", "--sizes", "6,60", "--workers", "2",
         "--out", str(out),
     )  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         t0 = time.monotonic()
-        # tasks in order: paper-scaled 6 and 200, scaled-mix 6 and 200, ...: one worker takes
-        # paper-scaled 200, the other the two n = 6 tasks and then scaled-mix 200
-        while len(_csv_rows(table)) < 10:  # both n = 6 tasks done, two n = 200 ones running
+        # tasks in order: paper-scaled 6 and 60, scaled-mix 6 and 60, ...: one worker takes
+        # paper-scaled 60 (tens of seconds), the other the two n = 6 tasks, then scaled-mix 60
+        while len(_csv_rows(table)) < 10:  # both n = 6 tasks done, two n = 60 ones running
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() - t0 < 120
             time.sleep(0.1)
