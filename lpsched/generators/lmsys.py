@@ -173,10 +173,7 @@ class LognormalWorkload:
     max_total: int = MAX_TOTAL
 
     def __post_init__(self) -> None:
-        if isinstance(self.max_total, bool) or not isinstance(self.max_total, int):
-            raise ValueError(f"max_total must be an integer, got {self.max_total!r}")
-        if self.max_total < 2:
-            raise ValueError(f"max_total must be >= 2 tokens, got {self.max_total}")
+        _check_max_total(self.max_total)
 
     def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Draw ``n`` requests: ``(prefill, decode)``, each ndarray of int64 shape (n,), tokens.
@@ -205,6 +202,11 @@ class LognormalWorkload:
             f"workload {self.name!r}: the cut s + o <= max_total = {self.max_total} keeps too "
             "little of the law (redraws did not converge); raise max_total or lower the means"
         )
+
+
+def _check_max_total(max_total: object) -> None:
+    if isinstance(max_total, bool) or not isinstance(max_total, int) or max_total < 2:
+        raise ValueError(f"max_total must be an integer >= 2 tokens, got {max_total!r}")
 
 
 def _lengths(law: Lognormal, z: np.ndarray, cap: int) -> np.ndarray:
@@ -312,8 +314,7 @@ def lmsys_workload(
         _positive(key, value)
         if not lo <= value <= hi:
             raise ValueError(f"{key} must lie in [{lo:g}, {hi:g}], got {value!r}")
-    if isinstance(max_total, bool) or not isinstance(max_total, int) or max_total < 2:
-        raise ValueError(f"max_total must be an integer >= 2, got {max_total!r}")
+    _check_max_total(max_total)
     if max_total <= r.prefill_mean + r.decode_mean:
         raise ValueError(
             f"max_total = {max_total} must exceed the reading's mean s + o = "
