@@ -20,9 +20,9 @@ import json
 
 from tabulate import tabulate
 
+from lpsched.certify import certify
 from lpsched.generators.small import scaled_mix
 from lpsched.generators.workloads import generate
-from lpsched.solvers.certify import certify
 
 CASES = {
     "mix30": [

@@ -1,4 +1,5 @@
-"""The time-indexed LP by column generation (:mod:`lpsched.solvers.colgen`) against the full LP.
+"""The time-indexed LP by column generation (:mod:`lpsched.certify.methods.colgen`)
+against the full LP.
 
 Not a test. Prints, with ``threads=1``:
 
@@ -27,11 +28,11 @@ import argparse
 import time
 
 from lpsched.bounds import combinatorial_bound
+from lpsched.certify.methods.colgen import colgen_lp_bound
 from lpsched.generators.small import scaled_mix
 from lpsched.io import read_instance
 from lpsched.kernels import BACKEND
 from lpsched.policies.local_search import best_heuristic
-from lpsched.solvers.colgen import colgen_lp_bound
 from lpsched.solvers.solve import lp_bound
 
 

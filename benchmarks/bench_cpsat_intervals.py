@@ -5,8 +5,9 @@ Not a test. For each case (scaled 80/20 mix, M = 50) and each worker count, prin
 * ``list`` -- the best list policy (:func:`~lpsched.policies.local_search.best_heuristic`);
 * ``ls`` -- the list local search from it (:func:`~lpsched.policies.local_search.improve_schedule`,
   default settings), the schedule CP-SAT starts from (hint, horizon and windows);
-* ``cpsat`` -- the TEL of :func:`~lpsched.solvers.cpsat_intervals.solve_cpsat_intervals` after
-  the time limit, and ``t_up`` the second of its last improvement;
+* ``cpsat`` -- the TEL of
+  :func:`~lpsched.certify.methods.cpsat_intervals.solve_cpsat_intervals` after the time
+  limit, and ``t_up`` the second of its last improvement;
 * ``bound`` -- its proven bound, and ``t_lo`` the second it was reached;
 * ``known`` / ``highs`` -- the best TEL known and the HiGHS bound after 600 s (issue 11) where
   known, for comparison;
@@ -24,9 +25,9 @@ from __future__ import annotations
 import argparse
 import time
 
+from lpsched.certify.methods.cpsat_intervals import solve_cpsat_intervals
 from lpsched.generators.small import scaled_mix
 from lpsched.policies.local_search import best_heuristic, improve_schedule
-from lpsched.solvers.cpsat_intervals import solve_cpsat_intervals
 
 #: Best TEL known and HiGHS bound after 600 s (issue 11), by (n, seed).
 KNOWN = {(30, 0): (625, 586), (30, 1): (610, 573), (30, 2): (551, 508)}

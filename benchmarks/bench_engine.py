@@ -22,7 +22,7 @@ from functools import partial
 
 from tabulate import tabulate
 
-from lpsched.experiments.engine import Sweep, Task, run_sweep
+from lpsched.sweeps.engine import Sweep, Task, run_sweep
 
 
 def one_row(params, missing, *, sleep: float = 0.0):

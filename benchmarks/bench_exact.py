@@ -125,7 +125,7 @@ def _restricted(mat, integer, closed, time_limit, threads):
     import highspy
     import numpy as np
 
-    from lpsched.solvers.highs import build_highs
+    from lpsched.solvers.backends.highs import build_highs
 
     h = build_highs(mat, time_limit=time_limit, threads=threads)
     free = np.flatnonzero(~integer).astype(np.int32)

@@ -8,7 +8,7 @@ seconds used. Methods:
 * ``list``       the best list policy (the start point of the others);
 * ``ls``         today's list local search (:func:`~lpsched.policies.local_search.improve_schedule`)
   from it, with the case's budget (it stops earlier after ``50 n`` moves without a new best);
-* ``lns-cpsat``  :func:`~lpsched.solvers.lns.improve_lns` from the best list policy, CP-SAT
+* ``lns-cpsat``  :func:`~lpsched.certify.methods.lns.improve_lns` from the best list policy, CP-SAT
   sub-MIPs;
 * ``lns-highs``  the same with HiGHS sub-MIPs;
 * ``lns-nocomp`` CP-SAT sub-MIPs without the executor compaction step (``compact=False``);
@@ -42,10 +42,10 @@ from __future__ import annotations
 import argparse
 import time
 
+from lpsched.certify.methods.lns import improve_lns
 from lpsched.generators.small import scaled_mix
 from lpsched.generators.workloads import generate
 from lpsched.policies.local_search import best_heuristic, improve_schedule
-from lpsched.solvers.lns import improve_lns
 
 METHODS = ("ls", "lns-cpsat", "lns-highs", "lns-nocomp", "ls+lns")
 

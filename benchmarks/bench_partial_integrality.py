@@ -2,7 +2,7 @@
 
 Not a test. For each instance (``scaled-mix`` and ``uniform-small``, offline) the upper-bound
 schedule is the best list policy improved by the list local search (3 s); then
-:func:`lpsched.solvers.partial_integrality.partial_integrality_bound` runs once per long-set
+:func:`lpsched.certify.methods.partial_integrality.partial_integrality_bound` runs once per long-set
 rule with the largest time limit, threads = 1, and the bound it had reached after each smaller
 limit is read from its ``on_bound`` trace (times from the call's start, build included: the
 same as separate runs with those limits, HiGHS being deterministic with one thread).
@@ -24,9 +24,9 @@ import argparse
 import json
 import time
 
+from lpsched.certify.methods.partial_integrality import partial_integrality_bound
 from lpsched.generators.small import scaled_mix, uniform_small
 from lpsched.policies.local_search import best_heuristic, improve_schedule
-from lpsched.solvers.partial_integrality import partial_integrality_bound
 
 #: rule name -> (long, share) arguments.
 RULES = {

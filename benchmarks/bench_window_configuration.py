@@ -2,7 +2,7 @@
 
 For each case: the best schedule known (``solve_exact`` with ``--exact-time-limit``, or read
 from ``--known``), the time-indexed LP at that schedule's tight horizon, and
-:func:`~lpsched.solvers.window_configuration.window_configuration_bound` at the same horizon
+:func:`~lpsched.research.window_configuration.window_configuration_bound` at the same horizon
 for each W, each warm-started from the nested W before it (1 -> 2 -> 4 -> 8, 4 -> 12). Prints
 the table and writes it as Markdown to OUT.
 
@@ -30,10 +30,10 @@ from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.generators.small import scaled_mix
 from lpsched.instance import Instance
 from lpsched.io import read_instance
+from lpsched.research.window_configuration import window_configuration_bound
 from lpsched.schedule import Schedule
-from lpsched.solvers import highs
+from lpsched.solvers.backends import highs
 from lpsched.solvers.solve import solve_exact
-from lpsched.solvers.window_configuration import window_configuration_bound
 
 WINDOWS = [(1, None), (2, 1), (4, 2), (8, 4), (12, 4)]  # (W, the nested W it starts from)
 DEFAULT_CASES = ["mix20-s0", "mix20-s1", "mix20-s2", "mix30-s0-short", "mix30-s1-short"]

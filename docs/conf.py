@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 import lpsched  # noqa: E402
 
 # numpydoc parses the docstring of every member autodoc looks at, imported ones included;
-# tabulate's own docstring (imported by lpsched.cli and lpsched.experiments.tables) has
+# tabulate's own docstring (imported by lpsched.cli and lpsched.sweeps.tables) has
 # sections numpydoc does not know. A Python warning, not a Sphinx one: silenced as noise.
 warnings.filterwarnings(
     "ignore", message=r"Unknown section .* in the docstring of tabulate", category=UserWarning

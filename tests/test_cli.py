@@ -506,7 +506,7 @@ def test_exact_with_status_error_exits_1(tmp_path, monkeypatch):
     still printed (HiGHS' overflow repair switched off to provoke it)."""
     from functools import partial
 
-    from lpsched.solvers import highs
+    from lpsched.solvers.backends import highs
     from lpsched.solvers.solve import SOLVERS
 
     path = tmp_path / "huge.json"

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from lpsched.cli import DEFAULT_INSTANCE, main
 from lpsched.io import read_instance, read_schedule
 from lpsched.policies.registry import POLICIES
-from lpsched.solvers.highs import new_highs
+from lpsched.solvers.backends.highs import new_highs
 
 EXACT = DEFAULT_INSTANCE.parent / "exact" / "mix10-s1.json"  # optimal TEL 74, T = 23
 UPDATE = re.compile(r"^exact +[\d.]+ s  \S+  incumbent \S+  bound \S+  gap \S+$")

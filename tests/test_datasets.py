@@ -25,8 +25,8 @@ from click.testing import CliRunner
 
 from lpsched import datasets
 from lpsched.cli import main
-from lpsched.experiments import headline, online_load
 from lpsched.generators.workloads import length_table
+from lpsched.research.reproductions import headline, online_load
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "traces"
 needs_traces = pytest.mark.skipif(

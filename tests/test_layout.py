@@ -13,15 +13,19 @@ from click.testing import CliRunner
 
 from lpsched.cli import main
 from lpsched.executor import execute
-from lpsched.experiments.engine import Sweep, Task, run_sweep
-from lpsched.experiments.registry import REPRODUCTIONS, Reproduction, register_reproduction
-from lpsched.experiments.tables import markdown_table, write_report
 from lpsched.formulations.time_indexed import TimeIndexedMatrix
 from lpsched.io import read_instance
 from lpsched.policies.registry import POLICIES, register_policy, run_policy
+from lpsched.research.reproductions.registry import (
+    REPRODUCTIONS,
+    Reproduction,
+    register_reproduction,
+)
 from lpsched.solvers import solve
-from lpsched.solvers.highs import solve_mip as highs_mip
+from lpsched.solvers.backends.highs import solve_mip as highs_mip
 from lpsched.solvers.result import Answer, SolveStatus
+from lpsched.sweeps.engine import Sweep, Task, run_sweep
+from lpsched.sweeps.tables import markdown_table, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 INST_FILE = ROOT / "instances" / "exact" / "mix10-s1.json"  # proven optimum 74

@@ -127,7 +127,7 @@ def test_installed_plugin_reaches_sweep_workers(plugin_site, tmp_path):
         textwrap.dedent(
             """
             import json, sys
-            from lpsched.experiments.headline import policy_comparison
+            from lpsched.research.reproductions.headline import policy_comparison
 
             if __name__ == "__main__":
                 rows = policy_comparison(sys.argv[1], "plug", ["mix-80-20"], [16492], [0, 1],
@@ -189,8 +189,8 @@ def test_import_option_reaches_sweep_workers(tmp_path):
         textwrap.dedent(
             """
             import json, os, sys
-            from lpsched.experiments.engine import SweepWorkerError
-            from lpsched.experiments.headline import policy_comparison
+            from lpsched.sweeps.engine import SweepWorkerError
+            from lpsched.research.reproductions.headline import policy_comparison
             from lpsched.policies.registry import import_plugins
 
             if __name__ == "__main__":

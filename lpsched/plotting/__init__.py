@@ -3,7 +3,7 @@
 Every function draws on a matplotlib ``Axes`` (a new figure when none is given) and returns the
 ``Figure``, with axis labels in the model's units (rounds, tokens), a title and a legend. No
 module here selects a backend or runs an experiment: the reproductions
-(:mod:`lpsched.experiments`) call these functions on their rows.
+(:mod:`lpsched.research.reproductions`) call these functions on their rows.
 """
 
 from .bars import plot_grouped_bars

@@ -32,8 +32,8 @@ def plot_families(
     Parameters
     ----------
     rows : sequence of dict, optional
-        Rows of :func:`lpsched.experiments.families.family_sweep` (executor runs), drawn as
-        markers: each family's own policy, and Sorted-F. None: closed forms only.
+        Rows of :func:`lpsched.research.reproductions.families.family_sweep` (executor runs),
+        drawn as markers: each family's own policy, and Sorted-F. None: closed forms only.
     ax : Axes, optional
     closed_form_to : int
         Largest ``M`` of the closed-form lines (:func:`lpsched.generators.families.family_ratio`).

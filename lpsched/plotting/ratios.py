@@ -41,7 +41,8 @@ def plot_ratio_distribution(
     Parameters
     ----------
     rows : sequence of dict
-        Rows of :func:`lpsched.experiments.ratios.ratio_sweep` (``policy`` and ``column`` needed).
+        Rows of :func:`lpsched.research.reproductions.ratios.ratio_sweep` (``policy`` and
+        ``column`` needed).
     ax : Axes, optional
     column : str
         ``"ratio_opt"`` (``TEL / OPT``) or ``"ratio_lp"`` (``TEL / LP bound``).
@@ -134,7 +135,7 @@ def plot_search_history(
     Parameters
     ----------
     history : sequence of float
-        :attr:`lpsched.experiments.adversarial.SearchResult.history`.
+        :attr:`lpsched.research.adversarial.SearchResult.history`.
     ax : Axes, optional
     title : str, optional
     policy : str

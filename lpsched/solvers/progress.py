@@ -11,9 +11,9 @@ callback and ``best_bound_callback``); the caller chooses how it is shown:
 * ``log=True`` -- also the solver's own log, line by line (``lpsched exact -v``).
 
 Nothing is printed without a :class:`Progress`: library calls are silent (the HiGHS banner
-included, :func:`lpsched.solvers.highs.new_highs`). :func:`cli_progress` is the command line's
-choice: ``-v`` streams the log with an update every 2 s, a terminal gets the live line, a
-redirected standard error a plain line every 30 s. Source: ours.
+included, :func:`lpsched.solvers.backends.highs.new_highs`). :func:`cli_progress` is the
+command line's choice: ``-v`` streams the log with an update every 2 s, a terminal gets the live
+line, a redirected standard error a plain line every 30 s. Source: ours.
 """
 
 from __future__ import annotations

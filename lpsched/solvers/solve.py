@@ -68,7 +68,7 @@ from ..formulations.time_indexed import build_model, matrix_size, time_indexed_m
 from ..instance import Instance
 from ..policies.local_search import best_heuristic, improve_schedule
 from ..schedule import Schedule
-from . import cpsat, highs, pyomo
+from .backends import cpsat, highs, pyomo
 from .progress import Progress
 from .result import (
     Answer,
@@ -396,7 +396,7 @@ def solve_exact(
         ``status`` is ``optimal`` only when the solver proved it; the schedule passes
         :meth:`Schedule.check`. A HiGHS schedule that overflows the KV cache (floating-point
         tolerance) is cut off with exact cover cuts and the model solved again
-        (``info["retry"]``, :func:`lpsched.solvers.highs.solve_mip`).
+        (``info["retry"]``, :func:`lpsched.solvers.backends.highs.solve_mip`).
 
     Raises
     ------

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from lpsched.experiments.adversarial import (
+from lpsched.io import read_instance
+from lpsched.policies.registry import run_policy
+from lpsched.research.adversarial import (
     adversarial_search,
     catalogue_rows,
     save_adversarial,
 )
-from lpsched.io import read_instance
-from lpsched.policies.registry import run_policy
 from lpsched.solvers.solve import solve_exact
 
 ADVERSARIAL = Path(__file__).resolve().parents[2] / "instances" / "adversarial"

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from lpsched.bounds import combinatorial_bound
-from lpsched.experiments import certified_gaps as cg
+from lpsched.certify import CertifyResult
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.policies.registry import run_policy
+from lpsched.research.reproductions import certified_gaps as cg
 from lpsched.schedule import Schedule
-from lpsched.solvers.certify import CertifyResult
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from lpsched.experiments.engine import (
+from lpsched.sweeps.engine import (
     PROVENANCE,
     Sweep,
     SweepLockedError,
@@ -113,7 +113,7 @@ def test_a_run_uses_only_the_rows_of_its_own_tasks(tmp_path):
 
 def test_another_version_is_recomputed(tmp_path, monkeypatch):
     run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
-    from lpsched.experiments import engine
+    from lpsched.research.reproductions import engine
 
     monkeypatch.setattr(engine, "_git_commit", lambda: "another-commit")
     messages = []
@@ -235,7 +235,7 @@ def test_left_out_rows_are_named_by_their_key_values(tmp_path):
 
 
 def test_non_finite_values_and_failing_checks_reject_the_row(tmp_path):
-    from lpsched.experiments.engine import finite_float
+    from lpsched.sweeps.engine import finite_float
 
     def check(v):
         if v["y"] == 7:
@@ -271,7 +271,7 @@ def test_conflicting_duplicates_are_named(tmp_path):
 
 
 def test_uncommitted_code_is_part_of_the_provenance():
-    from lpsched.experiments import engine
+    from lpsched.research.reproductions import engine
 
     commit = engine._git_commit()
     assert commit  # a commit, a commit with a digest of the changed sources, or a digest

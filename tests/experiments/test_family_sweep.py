@@ -7,8 +7,8 @@ import matplotlib
 matplotlib.use("Agg")
 
 
-from lpsched.experiments.families import family_sweep  # noqa: E402
-from lpsched.experiments.families import run as reproduce_families  # noqa: E402
+from lpsched.research.reproductions.families import family_sweep  # noqa: E402
+from lpsched.research.reproductions.families import run as reproduce_families  # noqa: E402
 
 
 def test_family_sweep_and_reproduction(tmp_path):

@@ -6,8 +6,8 @@ import csv
 
 import numpy as np
 
-from lpsched.experiments import headline as hl
-from lpsched.experiments.headline import run as headline
+from lpsched.research.reproductions import headline as hl
+from lpsched.research.reproductions.headline import run as headline
 
 
 def _rows(path):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 
-from lpsched.experiments.optimality_gaps import GAP_POLICIES
-from lpsched.experiments.optimality_gaps import run as optimality_gaps
+from lpsched.research.reproductions.optimality_gaps import GAP_POLICIES
+from lpsched.research.reproductions.optimality_gaps import run as optimality_gaps
 
 
 def test_gap_rows_are_consistent_and_resume(tmp_path):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lpsched.experiments.registry import REPRODUCTIONS
+from lpsched.research.reproductions.registry import REPRODUCTIONS
 
 DATA = json.loads((Path(__file__).parent / "data" / "recorded_reproductions.json").read_text())
 TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"

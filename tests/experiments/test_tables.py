@@ -1,4 +1,4 @@
-"""Report files of the reproductions (lpsched.experiments.tables): written whole or not at all."""
+"""Report files of the reproductions (lpsched.sweeps.tables): written whole or not at all."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from lpsched.experiments.tables import markdown_table, write_report
 from lpsched.io import WriteError
+from lpsched.sweeps.tables import markdown_table, write_report
 
 
 def test_write_report_adds_a_newline_and_replaces(tmp_path):

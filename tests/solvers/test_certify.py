@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
 import lpsched
+from lpsched import certify as certify_module
+from lpsched.certify import CertifyInterrupted, certify, certify_plan
 from lpsched.cli import main
 from lpsched.generators.small import scaled_mix
 from lpsched.instance import Instance
 from lpsched.io import read_instance, read_schedule
 from lpsched.policies.local_search import best_heuristic
-from lpsched.solvers import certify as certify_module
-from lpsched.solvers.certify import CertifyInterrupted, certify, certify_plan
 
 SHIPPED = {  # proven optima (instances/README.md)
     "instances/exact/mix10-s1.json": 74,

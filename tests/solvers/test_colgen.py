@@ -1,6 +1,6 @@
-"""Column generation for the time-indexed LP (lpsched.solvers.colgen): the pricing kernel against
-a direct sum, the converged value against the full LP at the same horizon and windows, every
-Lagrangian bound below the LP and below a brute-force optimum."""
+"""Column generation for the time-indexed LP (lpsched.certify.methods.colgen): the pricing
+kernel against a direct sum, the converged value against the full LP at the same horizon and
+windows, every Lagrangian bound below the LP and below a brute-force optimum."""
 
 from __future__ import annotations
 
@@ -12,19 +12,19 @@ from brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lpsched.formulations.horizon import horizon_t1
-from lpsched.generators.small import scaled_mix
-from lpsched.instance import Instance
-from lpsched.io import read_instance
-from lpsched.policies.local_search import best_heuristic
-from lpsched.schedule import Schedule
-from lpsched.solvers.colgen import (
+from lpsched.certify.methods.colgen import (
     _second_differences,
     colgen_lp_bound,
     compress_idle,
     memory_use,
     price_starts,
 )
+from lpsched.formulations.horizon import horizon_t1
+from lpsched.generators.small import scaled_mix
+from lpsched.instance import Instance
+from lpsched.io import read_instance
+from lpsched.policies.local_search import best_heuristic
+from lpsched.schedule import Schedule
 from lpsched.solvers.solve import lp_bound
 
 EXACT = sorted((Path(__file__).parents[2] / "instances" / "exact").glob("*.json"))

@@ -15,18 +15,18 @@ from brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lpsched.certify.methods.cpsat_intervals import (
+    _add_intervals,
+    _classes,
+    latency_caps,
+    solve_cpsat_intervals,
+)
 from lpsched.formulations.horizon import horizon_t1
 from lpsched.generators.small import scaled_mix
 from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import Schedule
-from lpsched.solvers.cpsat_intervals import (
-    _add_intervals,
-    _classes,
-    latency_caps,
-    solve_cpsat_intervals,
-)
 from lpsched.solvers.progress import Progress
 from lpsched.solvers.result import LPTooLargeError
 

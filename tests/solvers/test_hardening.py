@@ -22,8 +22,8 @@ from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.generators.small import EXACT_WORKLOADS
 from lpsched.instance import Instance
 from lpsched.schedule import Schedule
-from lpsched.solvers import cpsat, highs
 from lpsched.solvers import solve as solve_module
+from lpsched.solvers.backends import cpsat, highs
 from lpsched.solvers.result import SolveInterrupted, SolveStatus, exact_result
 from lpsched.solvers.solve import (
     SOLVERS,

@@ -1,6 +1,6 @@
-"""The fix-and-optimize / large-neighbourhood search (lpsched.solvers.lns): the residual memory
-profile against the schedule's own, the sub-MIP against a hand-solved case and an enumeration,
-and the whole search against brute-force and proven optima (arrivals included)."""
+"""The fix-and-optimize / large-neighbourhood search (lpsched.certify.methods.lns): the residual
+memory profile against the schedule's own, the sub-MIP against a hand-solved case and an
+enumeration, and the whole search against brute-force and proven optima (arrivals included)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lpsched.certify.methods.lns import ResidualMemory, improve_lns, solve_neighbourhood
 from lpsched.executor import execute
 from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.baselines import fcfs_order
 from lpsched.policies.local_search import best_heuristic
-from lpsched.solvers.lns import ResidualMemory, improve_lns, solve_neighbourhood
 
 EXACT = Path(__file__).resolve().parents[2] / "instances" / "exact"
 

@@ -14,6 +14,7 @@ from brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lpsched.certify.methods.partial_integrality import long_requests, partial_integrality_bound
 from lpsched.formulations.horizon import tight_horizon
 from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.generators.small import scaled_mix
@@ -21,8 +22,7 @@ from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import InfeasibleScheduleError, Schedule
-from lpsched.solvers.highs import build_highs
-from lpsched.solvers.partial_integrality import long_requests, partial_integrality_bound
+from lpsched.solvers.backends.highs import build_highs
 from lpsched.solvers.result import LPTooLargeError
 from lpsched.solvers.solve import shift_arrivals, solve_lp
 

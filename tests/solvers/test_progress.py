@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lpsched.experiments.adversarial import adversarial_search
 from lpsched.io import read_instance
 from lpsched.policies.registry import run_policy
+from lpsched.research.adversarial import adversarial_search
 from lpsched.solvers.progress import Progress, cli_progress, format_status
 from lpsched.solvers.result import LPTooLargeError
 from lpsched.solvers.solve import solve_exact

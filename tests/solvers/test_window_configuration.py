@@ -1,4 +1,4 @@
-"""The configuration relaxation over windows of W rounds (lpsched.solvers.window_configuration):
+"""The configuration relaxation over windows of W rounds (lpsched.research.window_configuration):
 LP <= bound <= brute-force optimum, one window gives the optimum, nested windows are monotone,
 the column generation matches the LP over every configuration enumerated, the one-round DP
 pricer matches a brute force."""
@@ -18,8 +18,8 @@ from lpsched.formulations.horizon import tight_horizon
 from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.instance import Instance
 from lpsched.policies.local_search import best_heuristic
+from lpsched.research.window_configuration import _group_knapsack, window_configuration_bound
 from lpsched.solvers.solve import lp_bound
-from lpsched.solvers.window_configuration import _group_knapsack, window_configuration_bound
 
 EPS = 1e-6
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from ..formulations.horizon import Horizon
-from ..formulations.time_indexed import build_model, starts_from_pyomo
-from ..instance import Instance
-from .progress import Progress
-from .result import Answer, run_interruptible
+from ...formulations.horizon import Horizon
+from ...formulations.time_indexed import build_model, starts_from_pyomo
+from ...instance import Instance
+from ..progress import Progress
+from ..result import Answer, run_interruptible
 
 __all__ = ["appsi_highs", "solve_mip", "solve_lp"]
 

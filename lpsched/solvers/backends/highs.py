@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from ..formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
-from ..formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
-from ..schedule import memory_at
-from .progress import Progress
-from .result import Answer, run_interruptible
+from ...formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
+from ...formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
+from ...schedule import memory_at
+from ..progress import Progress
+from ..result import Answer, run_interruptible
 
 __all__ = [
     "REPAIR_ROUNDS",
@@ -151,7 +151,7 @@ def build_highs(
         (:func:`attach_progress`).
     integer_units : ndarray of bool, shape (U,), optional
         Without ``relax``: only the columns of the units marked True are integer, the others
-        continuous (:mod:`lpsched.solvers.partial_integrality`); None: every column integer.
+        continuous (:mod:`lpsched.certify.methods.partial_integrality`); None: every column integer.
 
     Returns
     -------

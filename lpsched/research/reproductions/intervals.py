@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from ..generators.intervals import from_spec
-from ..generators.workloads import PAPER_WORKLOAD, generate
-from ..instance import Instance
-from ..policies.registry import run_policy
-from .engine import Sweep, Task, finite_float, run_sweep, seconds
-from .tables import markdown_table, mean_by, write_report
+from ...generators.intervals import from_spec
+from ...generators.workloads import PAPER_WORKLOAD, generate
+from ...instance import Instance
+from ...policies.registry import run_policy
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.tables import markdown_table, mean_by, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "INTERVAL_SETTINGS", "INTERVAL_POLICIES", "run"]
 
@@ -84,7 +84,7 @@ def run(
     solver : str
         Phase-1 solver of Sorted-F+Amin and of hindsight Sorted-F.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep`.
+        Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
     Returns
     -------
@@ -128,8 +128,8 @@ def run(
     rows = run_sweep(sweep, out, **engine)
     table = write_report(out, NAME, _interval_table(rows, n))
     # matplotlib loads only when a figure is drawn: the command line starts fast
-    from ..plotting.curves import plot_curves
-    from ..plotting.style import save_figure
+    from ...plotting.curves import plot_curves
+    from ...plotting.style import save_figure
 
     mean = mean_by(rows, ("interval", "policy"), "mean_latency")
     series = {}

@@ -12,10 +12,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..generators.families import FAMILIES, family_good_schedule, family_instance, family_tels
-from ..policies.registry import run_policy
-from .engine import Sweep, Task, finite_float, run_sweep
-from .tables import markdown_table, write_report
+from ...generators.families import FAMILIES, family_good_schedule, family_instance, family_tels
+from ...policies.registry import run_policy
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep
+from ...sweeps.tables import markdown_table, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "FAMILY_FIELDS", "family_sweep", "run"]
 
@@ -49,7 +49,7 @@ def family_sweep(
     policies : sequence of str
         Registry names. Sorted-F runs its ``dp`` Phase 1 up to 40 requests, ``swap`` above.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep`.
+        Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
     Returns
     -------
@@ -151,7 +151,7 @@ def run(
     plot : bool
         Write the PNG.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep`.
+        Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
     Returns
     -------
@@ -172,8 +172,8 @@ def run(
     write_report(out, NAME, text)
     if plot:
         # matplotlib loads only when a figure is drawn: the command line starts fast
-        from ..plotting.families import plot_families
-        from ..plotting.style import save_figure
+        from ...plotting.families import plot_families
+        from ...plotting.style import save_figure
 
         save_figure(plot_families(rows), out / "families.png")
     return text

@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import cached_trace_dir, skipped
-from ..generators.arrivals import nominal_capacity, trace_window
-from ..generators.workloads import PAPER_WORKLOAD, generate
-from ..instance import Instance
-from ..io import read_trace_csv, require_files
-from ..policies.registry import run_policy
-from ..schedule import latency_stats
-from .engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
-from .tables import markdown_table, mean_by, write_report
+from ...datasets import cached_trace_dir, skipped
+from ...generators.arrivals import nominal_capacity, trace_window
+from ...generators.workloads import PAPER_WORKLOAD, generate
+from ...instance import Instance
+from ...io import read_trace_csv, require_files
+from ...policies.registry import run_policy
+from ...schedule import latency_stats
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
+from ...sweeps.tables import markdown_table, mean_by, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "ONLINE_POLICIES", "TRACE_FILE", "run"]
 
@@ -117,7 +117,7 @@ def run(
     workload : str
         Workload of the source ``poisson`` (default ``paper-mix``, the paper's mix).
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep`.
+        Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
     Returns
     -------
@@ -173,7 +173,7 @@ def run(
     )
     done = run_sweep(sweep, out, **engine)
     # matplotlib loads only when a figure is drawn: the command line starts fast
-    from ..plotting.style import save_figure
+    from ...plotting.style import save_figure
 
     parts = []
     for src in sources:
@@ -285,7 +285,7 @@ def _online_table(rows, src: str, n: int) -> str:
 
 
 def _online_figure(rows, src: str):
-    from ..plotting.curves import plot_panels
+    from ...plotting.curves import plot_panels
 
     panels = []
     for stat in ("mean_latency", "p99_latency"):

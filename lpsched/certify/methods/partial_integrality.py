@@ -55,14 +55,14 @@ from typing import Any
 
 import numpy as np
 
-from ..bounds import combinatorial_bound
-from ..formulations.horizon import tight_horizon
-from ..formulations.time_indexed import time_indexed_matrix
-from ..instance import Instance
-from ..schedule import Schedule
-from . import highs
-from .result import BoundResult
-from .solve import (
+from ...bounds import combinatorial_bound
+from ...formulations.horizon import tight_horizon
+from ...formulations.time_indexed import time_indexed_matrix
+from ...instance import Instance
+from ...schedule import Schedule
+from ...solvers.backends import highs
+from ...solvers.result import BoundResult
+from ...solvers.solve import (
     _check_size,
     check_max_nonzeros,
     check_threads,

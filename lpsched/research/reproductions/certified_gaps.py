@@ -1,6 +1,6 @@
 """Reproduction ``certified-gaps``: how far from optimal each policy is, from n = 30 to n = 2000.
 
-For every instance, :func:`lpsched.solvers.certify.certify` runs for a time limit chosen by the
+For every instance, :func:`lpsched.certify.certify` runs for a time limit chosen by the
 size ``n`` and gives the best schedule it finds and the best valid lower bound on the optimal
 TEL, naming the method of each; the policies ``fcfs``, ``mcsf``, ``size``, ``sorted-f`` and
 ``sorted-lp`` run on the same instance. The table gives, per workload and ``n``, the mean and
@@ -51,15 +51,15 @@ from typing import Any
 
 import numpy as np
 
-from ..generators.small import EXACT_WORKLOADS
-from ..generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
-from ..instance import Instance
-from ..policies.registry import run_policy
-from ..solvers.certify import certify
-from ..solvers.result import LPTooLargeError
-from ..solvers.solve import check_time_limit
-from .engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from .tables import markdown_table, write_report
+from ...certify import certify
+from ...generators.small import EXACT_WORKLOADS
+from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
+from ...instance import Instance
+from ...policies.registry import run_policy
+from ...solvers.result import LPTooLargeError
+from ...solvers.solve import check_time_limit
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
+from ...sweeps.tables import markdown_table, write_report
 
 __all__ = [
     "NAME",
@@ -222,9 +222,9 @@ def run(
         Size limit of Sorted-LP's LP (``max_nonzeros`` of
         :func:`~lpsched.policies.sorted_lp.sorted_lp_order`); default its own.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep` (``workers``, ``scheduler``,
+        Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``). certify and HiGHS get
-        :func:`~lpsched.experiments.engine.solver_threads` threads, so that threads times
+        :func:`~lpsched.sweeps.engine.solver_threads` threads, so that threads times
         workers never exceed the cores.
 
     Returns

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..generators.small import EXACT_WORKLOADS
-from ..policies.registry import run_policy
-from ..solvers.result import SolveStatus
-from ..solvers.solve import lp_bound, solve_exact
-from .engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from .tables import markdown_table, write_report
+from ...generators.small import EXACT_WORKLOADS
+from ...policies.registry import run_policy
+from ...solvers.result import SolveStatus
+from ...solvers.solve import lp_bound, solve_exact
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
+from ...sweeps.tables import markdown_table, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "GAP_POLICIES", "run", "gap_table"]
 
@@ -92,10 +92,10 @@ def run(
         ``paper-scaled``, 50 for ``scaled-mix`` and 30 for ``uniform-small``.
     time_limit : float
         Seconds for each MIP (HiGHS); a stop is reported as ``time-limit``. HiGHS gets
-        :func:`~lpsched.experiments.engine.solver_threads` threads, so that threads times
+        :func:`~lpsched.sweeps.engine.solver_threads` threads, so that threads times
         workers never exceed the cores.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep` (``workers``, ``scheduler``,
+        Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``).
 
     Returns

@@ -1,14 +1,14 @@
 """Reproduction ``ratios``: empirical approximation ratios against Sorted-F's proven bound 48.
 
 The seed paper (arXiv 2508.06133, section 4) proves ``TEL(Sorted-F) <= 48 OPT``; FCFS, MC-SF and
-size priority have unbounded ratios (:mod:`lpsched.experiments.families` shows it). This
+size priority have unbounded ratios (:mod:`lpsched.research.reproductions.families` shows it). This
 reproduction measures the ratios on small instances, where the optimum is known:
 
 * :func:`ratio_sweep` -- for every instance of :func:`~lpsched.generators.small.small_instance`
   the exact optimum, the LP bound and ``TEL(policy) / OPT`` and ``TEL(policy) / LP`` for every
   policy; one CSV row per (instance, policy), resumable;
 * :func:`run` -- the sweep, its summary, the worst case of an adversarial search
-  (:mod:`lpsched.experiments.adversarial`) and a figure.
+  (:mod:`lpsched.research.adversarial`) and a figure.
 
 Every ratio ``TEL / OPT`` uses the proven optimum when the solver proves it; otherwise the best
 schedule's TEL (so the ratio is a lower bound on the true one) and the CSV says so.
@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ..generators.small import RATIO_WORKLOADS, small_instance
-from ..policies.registry import parse_policy, run_policy
-from ..solvers.cache import OptimumCache
-from ..solvers.solve import lp_bound
-from .adversarial import search_row
-from .engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from .tables import markdown_table, write_report
+from ...generators.small import RATIO_WORKLOADS, small_instance
+from ...policies.registry import parse_policy, run_policy
+from ...solvers.solve import lp_bound
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
+from ...sweeps.tables import markdown_table, write_report
+from ..adversarial import search_row
+from ..cache import OptimumCache
 
 __all__ = [
     "NAME",
@@ -106,7 +106,7 @@ def ratio_sweep(
     time_limit : float
         Seconds per exact solve.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep` (``workers``, ``scheduler``,
+        Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``).
 
     Returns
@@ -280,7 +280,7 @@ def run(
     plot : bool
         Write the PNG (ratio distribution per policy, log scale, line at 48).
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep`.
+        Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
     Returns
     -------
@@ -328,8 +328,8 @@ def run(
     text = write_report(out, NAME, "\n".join(parts))
     if plot:
         # matplotlib loads only when a figure is drawn: the command line starts fast
-        from ..plotting.ratios import plot_ratio_distribution
-        from ..plotting.style import save_figure
+        from ...plotting.ratios import plot_ratio_distribution
+        from ...plotting.style import save_figure
 
         save_figure(plot_ratio_distribution(rows, worst=worst), out / "ratios.png")
     return text

@@ -24,9 +24,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..formulations.time_indexed import TimeIndexedMatrix
-from .progress import Progress
-from .result import Answer, run_interruptible
+from ...formulations.time_indexed import TimeIndexedMatrix
+from ..progress import Progress
+from ..result import Answer, run_interruptible
 
 __all__ = ["BuildTimeout", "build_cpsat", "configure_solver", "solution_callback", "solve_mip"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from ..instance import Instance
-from .solve import solve_exact
+from ..solvers.solve import solve_exact
 
 __all__ = ["OptimumCache"]
 

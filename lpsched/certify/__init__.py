@@ -51,19 +51,19 @@ from ..formulations.time_indexed import matrix_size
 from ..instance import Instance
 from ..policies.local_search import best_heuristic, improve_schedule
 from ..schedule import Schedule
-from .colgen import colgen_lp_bound
-from .cpsat_intervals import solve_cpsat_intervals
-from .lns import improve_lns
-from .partial_integrality import partial_integrality_bound
-from .progress import Progress
-from .result import LPTooLargeError, SolveInterrupted
-from .solve import (
+from ..solvers.progress import Progress
+from ..solvers.result import LPTooLargeError, SolveInterrupted
+from ..solvers.solve import (
     AUTO_LP_MAX_NONZEROS,
     check_threads,
     check_time_limit,
     shift_arrivals,
     solve_exact,
 )
+from .methods.colgen import colgen_lp_bound
+from .methods.cpsat_intervals import solve_cpsat_intervals
+from .methods.lns import improve_lns
+from .methods.partial_integrality import partial_integrality_bound
 
 __all__ = [
     "CertifyEvent",

@@ -24,8 +24,8 @@ from ..generators.small import small_instance
 from ..instance import Instance
 from ..io import read_instance, write_instance
 from ..policies.registry import parse_policy, run_policy
-from ..solvers.cache import OptimumCache
-from .engine import Sweep, Task, finite_float, run_sweep, seconds
+from ..sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from .cache import OptimumCache
 
 __all__ = [
     "SearchResult",
@@ -249,7 +249,7 @@ def adversarial_search(
     inst = inst.replace(
         name=name,
         metadata={
-            "source": "lpsched.experiments.adversarial.adversarial_search",
+            "source": "lpsched.research.adversarial.adversarial_search",
             "found_by": call,
             "policy": policy,
             "ratio": ratio,
@@ -358,7 +358,7 @@ def search_row(
     Writes the worst instance to ``out_dir/adversarial-POLICY.json`` (and, with ``save_to``,
     into that folder by :func:`save_adversarial`). The search is one task and writes files, so
     it always runs in this process; of the ``engine`` options
-    (:func:`~lpsched.experiments.engine.run_sweep`) ``workers`` and ``scheduler`` are ignored.
+    (:func:`~lpsched.sweeps.engine.run_sweep`) ``workers`` and ``scheduler`` are ignored.
 
     Returns
     -------

@@ -29,15 +29,13 @@ import click
 import numpy as np
 from tabulate import tabulate
 
-from . import __version__, datasets
-from .experiments.engine import SweepWorkerError
-from .experiments.registry import REPRODUCTIONS, accepts
-from .generators.intervals import from_spec
-from .generators.lmsys import LMSYS_PARAMETERS
-from .generators.small import EXACT_WORKLOADS
-from .generators.three_partition import gadget as make_gadget
-from .generators.three_partition import tel_threshold
-from .generators.workloads import (
+from .. import __version__, datasets
+from ..generators.intervals import from_spec
+from ..generators.lmsys import LMSYS_PARAMETERS
+from ..generators.small import EXACT_WORKLOADS
+from ..generators.three_partition import gadget as make_gadget
+from ..generators.three_partition import tel_threshold
+from ..generators.workloads import (
     PAPER_MEMORY,
     PAPER_N,
     WORKLOADS,
@@ -47,8 +45,8 @@ from .generators.workloads import (
     headline_ratios,
     parse_mixture,
 )
-from .instance import Instance, InstanceError
-from .io import (
+from ..instance import Instance, InstanceError
+from ..io import (
     read_instance,
     read_schedule,
     schedule_to_dict,
@@ -56,7 +54,7 @@ from .io import (
     write_priorities,
     write_schedule,
 )
-from .policies.registry import (
+from ..policies.registry import (
     POLICIES,
     PluginError,
     import_plugins,
@@ -64,17 +62,19 @@ from .policies.registry import (
     parse_policy,
     run_policy,
 )
-from .policies.sorted_f import PHASE1_SOLVERS
-from .schedule import Schedule
-from .solvers.progress import cli_progress
-from .solvers.result import LPTooLargeError, SolveInterrupted, SolveStatus
-from .solvers.solve import (
+from ..policies.sorted_f import PHASE1_SOLVERS
+from ..research.reproductions.registry import REPRODUCTIONS, accepts
+from ..schedule import Schedule
+from ..solvers.progress import cli_progress
+from ..solvers.result import LPTooLargeError, SolveInterrupted, SolveStatus
+from ..solvers.solve import (
     EXPORT_FORMATS,
     SOLVERS,
     best_bound,
     export_model,
     solve_exact,
 )
+from ..sweeps.engine import SweepWorkerError
 
 
 class _Spec(TypedDict):
@@ -690,8 +690,8 @@ def plot(
     import matplotlib
 
     matplotlib.use("Agg")
-    from .plotting import plot_schedule, save_figure
-    from .plotting.schedule import batch_labels
+    from ..plotting import plot_schedule, save_figure
+    from ..plotting.schedule import batch_labels
 
     groups = None
     if color == "batch":
@@ -1042,8 +1042,8 @@ def certify(
     when the bound meets the TEL. Ctrl-C or SIGTERM stops it: the best schedule and bound so
     far are printed (and written with -o), exit code 130.
     """
-    from .solvers.certify import CertifyInterrupted
-    from .solvers.certify import certify as run_certify
+    from ..certify import CertifyInterrupted
+    from ..certify import certify as run_certify
 
     if output is not None:  # before a run of minutes, not after it
         folder = os.path.dirname(os.path.abspath(output))

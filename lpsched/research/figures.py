@@ -1,6 +1,6 @@
 """The two README figures, ``families.png`` and ``ratios.png``, from their sweeps.
 
-Command: ``python -m lpsched.experiments.figures [OUT_DIR]`` (default ``docs/figures``).
+Command: ``python -m lpsched.research.figures [OUT_DIR]`` (default ``docs/figures``).
 Source: ours.
 """
 
@@ -16,8 +16,8 @@ from ..plotting.families import plot_families
 from ..plotting.ratios import plot_ratio_distribution
 from ..plotting.style import save_figure
 from .adversarial import catalogue_rows
-from .families import family_sweep
-from .ratios import ratio_sweep
+from .reproductions.families import family_sweep
+from .reproductions.ratios import ratio_sweep
 
 __all__ = ["readme_figures"]
 
@@ -41,7 +41,8 @@ def readme_figures(
         Where the sweeps' CSVs go (resumed on a rerun); default a temporary folder, deleted
         afterwards (so only the two PNGs are written).
     seeds : sequence of int
-        Seeds of the ratio sweep (:func:`lpsched.experiments.ratios.ratio_sweep` with its other
+        Seeds of the ratio sweep
+        (:func:`lpsched.research.reproductions.ratios.ratio_sweep` with its other
         defaults: 4 workloads, ``n`` in {5, 7}, ``M`` in {16, 32}, so ``16 * len(seeds)``
         instances, each solved exactly).
     family_memories : sequence of int
@@ -59,7 +60,7 @@ def readme_figures(
 
     Notes
     -----
-    Command: ``python -m lpsched.experiments.figures docs/figures``. Source: ours.
+    Command: ``python -m lpsched.research.figures docs/figures``. Source: ours.
     """
     if work_dir is None:
         with tempfile.TemporaryDirectory() as tmp:

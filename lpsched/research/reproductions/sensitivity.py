@@ -11,8 +11,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ...sweeps.tables import write_report
 from .headline import HEADLINE_RATIOS, policy_comparison, ratio_table
-from .tables import write_report
 
 __all__ = ["NAME", "DESCRIPTION", "run"]
 

@@ -80,16 +80,16 @@ from typing import Any
 
 import numpy as np
 
-from ..executor import execute
-from ..formulations.horizon import start_windows, tight_horizon
-from ..formulations.time_indexed import _units
-from ..instance import Instance
-from ..kernels import jit
-from ..policies.local_search import LIST_ORDERS, best_heuristic
-from ..schedule import Schedule
-from . import highs
-from .result import BoundResult
-from .solve import check_threads, check_time_limit, shift_arrivals
+from ...executor import execute
+from ...formulations.horizon import start_windows, tight_horizon
+from ...formulations.time_indexed import _units
+from ...instance import Instance
+from ...kernels import jit
+from ...policies.local_search import LIST_ORDERS, best_heuristic
+from ...schedule import Schedule
+from ...solvers.backends import highs
+from ...solvers.result import BoundResult
+from ...solvers.solve import check_threads, check_time_limit, shift_arrivals
 
 MASTER_SOLVERS = ("auto", "primal", "dual", "ipm", "pdlp")
 LARGE_DECODE = 100_000  # tokens of sum o_i from which "auto" takes the difference form + IPM

@@ -109,9 +109,9 @@ from ..formulations.horizon import Horizon, tight_horizon
 from ..formulations.time_indexed import TimeIndexedMatrix, resolve_horizon, time_indexed_matrix
 from ..instance import Instance
 from ..schedule import Schedule
-from .highs import new_highs, run_highs
-from .result import BoundResult
-from .solve import check_threads, check_time_limit, exact_horizon, shift_arrivals
+from ..solvers.backends.highs import new_highs, run_highs
+from ..solvers.result import BoundResult
+from ..solvers.solve import check_threads, check_time_limit, exact_horizon, shift_arrivals
 
 __all__ = ["BOX", "EXACT_EVERY", "LP_SOLVERS", "TOLERANCE", "window_configuration_bound"]
 
@@ -565,7 +565,7 @@ def _lp_duals(mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadli
     ``mu_{w,i,k} = sum_{t in w, k < t <= k + o_i} y_t (s_i + t - k)``, for which
     ``L(mu) >= LP`` (module docstring)."""
 
-    from .highs import build_highs
+    from ..solvers.backends.highs import build_highs
 
     h = build_highs(mat, relax=True, threads=threads)
     y = _solve_optimal(h, deadline)[1][mat.n_units :]  # memory rows t = 1..T

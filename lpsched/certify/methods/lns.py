@@ -49,13 +49,13 @@ from typing import Any
 
 import numpy as np
 
-from ..executor import execute
-from ..formulations.time_indexed import TimeIndexedMatrix
-from ..instance import Instance
-from ..schedule import Schedule
-from . import cpsat, highs
-from .result import run_interruptible
-from .solve import check_time_limit, shift_arrivals
+from ...executor import execute
+from ...formulations.time_indexed import TimeIndexedMatrix
+from ...instance import Instance
+from ...schedule import Schedule
+from ...solvers.backends import cpsat, highs
+from ...solvers.result import run_interruptible
+from ...solvers.solve import check_time_limit, shift_arrivals
 
 __all__ = [
     "RELATED_MAX_N",

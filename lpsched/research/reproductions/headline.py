@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import cached_trace_dir, skipped
-from ..generators.lmsys import LMSYS_READINGS
-from ..generators.workloads import (
+from ...datasets import cached_trace_dir, skipped
+from ...generators.lmsys import LMSYS_READINGS
+from ...generators.workloads import (
     PAPER_HEADLINE_RATIOS,
     PAPER_MEMORY,
     PAPER_N,
@@ -29,11 +29,11 @@ from ..generators.workloads import (
     from_traces,
     generate,
 )
-from ..instance import Instance
-from ..io import require_files
-from ..policies.registry import run_policy
-from .engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
-from .tables import markdown_table, write_report
+from ...instance import Instance
+from ...io import require_files
+from ...policies.registry import run_policy
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
+from ...sweeps.tables import markdown_table, write_report
 
 __all__ = [
     "NAME",
@@ -137,7 +137,7 @@ def policy_comparison(
     solver : str
         Sorted-F Phase-1 solver.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep` (``workers``, ``scheduler``,
+        Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``).
 
     Returns
@@ -335,7 +335,7 @@ def run(
         reading (:data:`SHAPE_PREFILL_SIGMAS` x :data:`SHAPE_DECODE_SIGMAS`) and the budget
         ``M`` (:data:`SENSITIVITY_MEMORIES`), for FCFS, MC-SF and Sorted-F.
     **engine
-        Options of :func:`~lpsched.experiments.engine.run_sweep`.
+        Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
     Returns
     -------

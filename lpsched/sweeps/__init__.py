@@ -1,0 +1,6 @@
+"""Experiment sweeps: tasks -> rows with provenance, resumable, local processes or Dask.
+
+* :mod:`.engine` -- :class:`~.engine.Sweep` and :func:`~.engine.run_sweep`: each finished row
+  is written at once, an interrupted sweep resumes, rows of other parameters are never mixed;
+* :mod:`.tables` -- Markdown tables and report files.
+"""
