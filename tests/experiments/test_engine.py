@@ -113,7 +113,7 @@ def test_a_run_uses_only_the_rows_of_its_own_tasks(tmp_path):
 
 def test_another_version_is_recomputed(tmp_path, monkeypatch):
     run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
-    from lpsched.research.reproductions import engine
+    from lpsched.sweeps import engine
 
     monkeypatch.setattr(engine, "_git_commit", lambda: "another-commit")
     messages = []
@@ -271,7 +271,7 @@ def test_conflicting_duplicates_are_named(tmp_path):
 
 
 def test_uncommitted_code_is_part_of_the_provenance():
-    from lpsched.research.reproductions import engine
+    from lpsched.sweeps import engine
 
     commit = engine._git_commit()
     assert commit  # a commit, a commit with a digest of the changed sources, or a digest
