@@ -33,6 +33,7 @@ from lpsched.generators.small import scaled_mix
 from lpsched.io import read_instance
 from lpsched.kernels import BACKEND
 from lpsched.policies.local_search import best_heuristic
+from lpsched.solvers.progress import Observer
 from lpsched.solvers.solve import lp_bound
 
 
@@ -86,7 +87,7 @@ def large(
         sched,
         time_limit=time_limit,
         threads=1,
-        on_bound=on_bound,
+        observer=Observer(on_bound=on_bound),
         alpha=alpha,
         ascent=10**6,
         ascent_share=share,

@@ -28,6 +28,7 @@ import time
 from lpsched.certify.methods.cpsat_intervals import solve_cpsat_intervals
 from lpsched.generators.small import scaled_mix
 from lpsched.policies.local_search import best_heuristic, improve_schedule
+from lpsched.solvers.progress import Observer
 
 #: Best TEL known and HiGHS bound after 600 s (issue 11), by (n, seed).
 KNOWN = {(30, 0): (625, 586), (30, 1): (610, 573), (30, 2): (551, 508)}
@@ -50,7 +51,11 @@ def run_case(n: int, seed: int, threads: int, time_limit: float) -> dict:
         last["lo"], last["bound"] = time.perf_counter() - t0, b
 
     res = solve_cpsat_intervals(
-        inst, ls, time_limit=time_limit, threads=threads, on_improve=improved, on_bound=bounded
+        inst,
+        ls,
+        time_limit=time_limit,
+        threads=threads,
+        observer=Observer(on_incumbent=improved, on_bound=bounded),
     )
     known, highs = KNOWN.get((n, seed), (None, None))
     return {

@@ -4,8 +4,8 @@ Not a test. For each instance (``scaled-mix`` and ``uniform-small``, offline) th
 schedule is the best list policy improved by the list local search (3 s); then
 :func:`lpsched.certify.methods.partial_integrality.partial_integrality_bound` runs once per long-set
 rule with the largest time limit, threads = 1, and the bound it had reached after each smaller
-limit is read from its ``on_bound`` trace (times from the call's start, build included: the
-same as separate runs with those limits, HiGHS being deterministic with one thread).
+limit is read from its observer's ``on_bound`` trace (times from the call's start, build
+included: the same as separate runs with those limits, HiGHS being deterministic with one thread).
 
 Columns: instance, rule (``none`` is the LP at the same horizon, ``all`` the full MIP), ``|L|``
 (long requests), the bound after each limit, ``closed`` (the time at which the relaxation was
@@ -27,6 +27,7 @@ import time
 from lpsched.certify.methods.partial_integrality import partial_integrality_bound
 from lpsched.generators.small import scaled_mix, uniform_small
 from lpsched.policies.local_search import best_heuristic, improve_schedule
+from lpsched.solvers.progress import Observer
 
 #: rule name -> (long, share) arguments.
 RULES = {
@@ -52,7 +53,7 @@ def trace_run(inst, sched, rule: str, limit: float) -> dict:
         threads=1,
         long=long,
         share=share,
-        on_bound=lambda b: trace.append((time.perf_counter() - t0, b)),
+        observer=Observer(on_bound=lambda b: trace.append((time.perf_counter() - t0, b))),
     )
     return {"result": res, "trace": trace, "cpu_s": time.process_time() - c0}
 

@@ -9,7 +9,7 @@ Prefill and Decode Lengths*, arXiv 2508.06133.
 
 __version__ = "0.1.0"
 
-from .certify import CertifyResult, certify  # noqa: E402
+from .certify import CertifyResult, best_bound, certify  # noqa: E402
 from .executor import execute  # noqa: E402
 from .instance import Instance, InstanceError, Request  # noqa: E402
 from .io import read_instance, read_schedule, read_trace_csv, write_instance, write_schedule  # noqa: E402
@@ -19,7 +19,6 @@ from .solvers import (  # noqa: E402
     BoundResult,
     ExactResult,
     SolveStatus,
-    best_bound,
     export_model,
     lp_bound,
     solve_exact,

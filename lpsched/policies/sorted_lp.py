@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..instance import Instance
-from ..solvers.solve import check_max_nonzeros, solve_lp
+from ..solvers.options import check_max_nonzeros
+from ..solvers.solve import solve_lp
 
 __all__ = ["sorted_lp_order", "lp_completion_times"]
 

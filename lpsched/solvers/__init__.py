@@ -1,18 +1,20 @@
-"""Solvers of the time-indexed model (SPEC section 3): one module per back end, one front door.
+"""Solvers of the time-indexed model (SPEC section 3): one front door over the back ends.
 
-* :mod:`.result` -- :class:`SolveStatus`, :class:`ExactResult`, :class:`BoundResult`, the one
-  mapping from a back end's :class:`~.result.Answer` to a result, and the interruptible run
-  (Ctrl-C stops a solver; :class:`SolveInterrupted` carries what it found);
-* :mod:`.highs`, :mod:`.cpsat`, :mod:`.pyomo` -- each builds, runs and maps its own status;
-* :mod:`.solve` -- :func:`solve_exact`, :func:`solve_lp`, :func:`lp_bound`, :func:`best_bound`,
-  :func:`export_model`, the back-end registry :data:`SOLVERS` and the model-size limits;
-* :mod:`.progress` -- :class:`~.progress.Progress`: the solver log and the incumbent / bound /
-  gap line that every back end feeds (nothing is printed without one);
-* :mod:`.certify` -- :func:`~.certify.certify` (``lpsched.certify``): the best schedule, the
-  best valid lower bound and the gap at any size, from the methods of :mod:`.lns`,
-  :mod:`.cpsat_intervals`, :mod:`.partial_integrality` and :mod:`.colgen`
-  (:mod:`.window_configuration`: the research relaxation of the README);
-* :mod:`.cache` -- exact optima of small instances, memoised.
+* :mod:`.result` -- :class:`SolveStatus` (the one status enum of every result),
+  :class:`ExactResult`, :class:`BoundResult`, the one mapping from a back end's
+  :class:`~.result.Answer` to a result, and the interruptible run (Ctrl-C stops a solver;
+  :class:`SolveInterrupted` carries what it found);
+* :mod:`.options` -- :class:`~.options.SolveOptions` (checked once), the ``check_*`` helpers,
+  the model-size limits and the shift of the time axis by the earliest arrival;
+* :mod:`.progress` -- :class:`~.progress.Observer` (``on_incumbent`` / ``on_bound``), and
+  :class:`~.progress.Progress`, the observer that shows the solver log and the incumbent /
+  bound / gap line (nothing is printed without one);
+* :mod:`.backends` -- :mod:`~.backends.highs`, :mod:`~.backends.cpsat`,
+  :mod:`~.backends.pyomo`: each builds, runs and maps its own status;
+* :mod:`.solve` -- :func:`solve_exact`, :func:`solve_lp`, :func:`lp_bound`,
+  :func:`export_model` and the back-end registry :data:`SOLVERS`.
+
+The certified gaps and their methods are :mod:`lpsched.certify`, above this package.
 """
 
 from .result import (
@@ -23,7 +25,7 @@ from .result import (
     SolveInterrupted,
     SolveStatus,
 )
-from .solve import SOLVERS, best_bound, export_model, lp_bound, solve_exact, solve_lp
+from .solve import SOLVERS, export_model, lp_bound, solve_exact, solve_lp
 
 __all__ = [
     "SolveStatus",
@@ -36,6 +38,5 @@ __all__ = [
     "solve_exact",
     "solve_lp",
     "lp_bound",
-    "best_bound",
     "export_model",
 ]

@@ -1,4 +1,10 @@
-"""Progress of a long solve: the solver log and one-line incumbent / bound / gap updates.
+"""Progress of a long solve: one observer of better schedules and bounds, and its display.
+
+:class:`Observer` is what every search reports to (the certify methods, their solvers): a
+better schedule (:meth:`~Observer.on_incumbent`), a better valid lower bound
+(:meth:`~Observer.on_bound`), and the solvers' log lines (:meth:`~Observer.log`). The base
+class ignores them, or passes them to the callables it was made with. :class:`Progress` is the
+observer that shows them:
 
 Every back end feeds one :class:`Progress` (HiGHS through its callbacks ``cbLogging``,
 ``cbMipImprovingSolution`` and ``cbMipInterrupt``; CP-SAT through ``log_callback``, a solution
@@ -22,9 +28,13 @@ import math
 import sys
 import threading
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
-__all__ = ["Progress", "cli_progress", "format_status"]
+if TYPE_CHECKING:  # a Schedule is only passed through, never built here
+    from ..schedule import Schedule
+
+__all__ = ["Observer", "Progress", "cli_progress", "format_status"]
 
 _EPS = 1e-6
 
@@ -68,7 +78,71 @@ def format_status(
     return "  ".join(p for p in parts if p)
 
 
-class Progress:
+class Observer:
+    """What a running search reports: better schedules, better bounds, log lines.
+
+    Parameters
+    ----------
+    on_incumbent : callable, optional
+        Called with each better feasible :class:`~lpsched.schedule.Schedule` found.
+    on_bound : callable, optional
+        Called with each better valid lower bound on the optimal TEL (rounds).
+    log : callable, optional
+        Called with pieces of the solvers' log (text).
+
+    Notes
+    -----
+    Searches call these from their own threads; an observer must be thread-safe. The
+    callables of a plain ``Observer`` are called as they are (tests, scripts); subclasses
+    (:class:`Progress`, the tracker of :func:`lpsched.certify.certify`) override the methods.
+    Source: ours (one observer instead of ``on_bound=`` / ``on_improve=`` callbacks beside a
+    display).
+    """
+
+    log_enabled = False
+
+    def __init__(
+        self,
+        on_incumbent: Callable[[Schedule], None] | None = None,
+        on_bound: Callable[[float], None] | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self._incumbent_cb = on_incumbent
+        self._bound_cb = on_bound
+        self._log_cb = log
+        self.log_enabled = log is not None
+
+    def on_incumbent(self, schedule: Schedule) -> None:
+        """A better feasible schedule was found."""
+        if self._incumbent_cb is not None:
+            self._incumbent_cb(schedule)
+
+    def on_bound(self, bound: float) -> None:
+        """A better valid lower bound on the optimal TEL (rounds) was proven."""
+        if self._bound_cb is not None:
+            self._bound_cb(bound)
+
+    def log(self, text: str) -> None:
+        """A piece of a solver's log."""
+        if self._log_cb is not None:
+            self._log_cb(text)
+
+    def log_line(self, line: str) -> None:
+        """A whole log line (CP-SAT's ``log_callback`` gives lines without their end)."""
+        self.log(line + "\n")
+
+    def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
+        """A solver's incumbent TEL and bound (rounds) as numbers, as the back ends report them
+        from their callbacks: a plain observer passes the bound on (:meth:`on_bound`); the
+        incumbent's schedule comes through :meth:`on_incumbent` when the search has it."""
+        if bound is not None and math.isfinite(bound):
+            self.on_bound(float(bound))
+
+    def set_stage(self, stage: str) -> None:
+        """Name what runs now (a display shows it)."""
+
+
+class Progress(Observer):
     """Collects the incumbent and bound of a running solve and shows them (module docstring).
 
     Parameters
@@ -101,6 +175,7 @@ class Progress:
         stream: TextIO | None = None,
         label: str = "",
     ) -> None:
+        super().__init__()
         if mode not in ("live", "lines", "quiet"):
             raise ValueError(f"progress mode must be 'live', 'lines' or 'quiet', got {mode!r}")
         if not (isinstance(every, int | float) and math.isfinite(every) and every > 0):
@@ -122,6 +197,14 @@ class Progress:
         self._shown = False
 
     # ------------------------------------------------------------------ feeding
+    def on_incumbent(self, schedule: Schedule) -> None:
+        """A better schedule: its TEL becomes the incumbent shown (:meth:`update`)."""
+        self.update(incumbent=schedule.tel)
+
+    def on_bound(self, bound: float) -> None:
+        """A better bound (rounds) to show (:meth:`update`)."""
+        self.update(bound=bound)
+
     def update(self, incumbent: float | None = None, bound: float | None = None) -> None:
         """Record a TEL found (``incumbent``, rounds; the smallest is kept) and a proven lower
         bound (``bound``, rounds; the largest is kept). Non-finite values are ignored."""
@@ -146,10 +229,6 @@ class Progress:
             *lines, self._partial = data.split("\n")
             for line in lines:
                 self._write(line.rstrip("\r") + "\n")
-
-    def log_line(self, line: str) -> None:
-        """A whole log line (CP-SAT's ``log_callback`` gives lines without their end)."""
-        self.log(line + "\n")
 
     # ------------------------------------------------------------------ showing
     @property

@@ -42,9 +42,12 @@ _T = TypeVar("_T")
 
 
 class SolveStatus(str, Enum):
-    """Outcome of :func:`~lpsched.solvers.solve.solve_exact` (``lpsched exact --json``).
+    """The status of every result: :func:`~lpsched.solvers.solve.solve_exact`
+    (``lpsched exact --json``), :func:`lpsched.certify.certify` and the certify methods.
 
-    ``optimal``: proven by the solver. ``feasible``: a schedule without proof (a gap stop).
+    ``optimal``: proven (by the solver, or by a bound that meets the TEL).
+    ``gap``: a feasible schedule and a valid lower bound below its TEL (certify).
+    ``feasible``: a schedule without proof (a gap stop, a certify method).
     ``infeasible``: the model has no solution (cannot happen at a valid horizon).
     ``time-limit``: stopped by the time limit (objective and bound, if any, still reported).
     ``interrupted``: stopped by Ctrl-C or SIGTERM (:class:`SolveInterrupted`); the best schedule
@@ -53,6 +56,7 @@ class SolveStatus(str, Enum):
     """
 
     OPTIMAL = "optimal"
+    GAP = "gap"
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     TIME_LIMIT = "time-limit"

@@ -7,42 +7,17 @@
   the best bound and the gap.
 * :func:`solve_lp` / :func:`lp_bound` -- the LP relaxation: a lower bound on the optimal TEL,
   and the fractional solution that Sorted-LP orders by.
-* :func:`best_bound` -- the best lower bound affordable in a time limit (LP or combinatorial).
 * :func:`export_model` -- the model as an LP or MPS file for any solver.
 
 The horizon is ``min(T1, T2)`` with per-request start windows (:func:`exact_horizon`; the
 argument is in :mod:`lpsched.formulations.horizon`); a caller's horizon below that is refused
 with :class:`~lpsched.formulations.horizon.HorizonError`.
 
-Model-size limits (named once here; the README's "Limits" paragraph repeats this table). A model
-above its limit is refused before any memory is spent on it, with
-:class:`~lpsched.solvers.result.LPTooLargeError` naming the size, the horizon, the limit and how to
-raise it: ``max_nonzeros=`` in Python, ``--max-nonzeros N`` on ``lpsched exact``, ``bound``,
-``export`` and ``schedule`` (for ``sorted-lp``)::
-
-    name                  default      what it limits (constraint-matrix non-zeros)
-    LP_MAX_NONZEROS       20,000,000   any model built: solve_exact, solve_lp, lp_bound,
-                                       best_bound(method="lp"), export_model(backend="highs"),
-                                       Sorted-LP (about 0.5 GB)
-    AUTO_LP_MAX_NONZEROS   5,000,000   best_bound(method="auto") tries the LP only up to this,
-                                       else it gives the combinatorial bound
-    PYOMO_MAX_NONZEROS     2,000,000   models built through Pyomo: export_model(backend="pyomo"),
-                                       solve_exact(backend="pyomo"), lp_bound(backend="pyomo")
-                                       (about 1 kB of memory per non-zero)
-    MAX_HORIZON            1,000,000   horizon T in rounds (one memory row each); not settable
-
-``max_nonzeros=None`` (the default everywhere) means the row's default for that call.
-
-Arrivals may start anywhere (epoch seconds mapped to rounds): every function here works on the
-time axis shifted by the earliest arrival ``a_min = min_i a_i`` (``a_i - a_min``), which changes
-no TEL and no bound (SPEC section 9), and maps starts back (``p_i + a_min``). Horizons ``T`` are
-rounds of the shifted axis (rounds after the earliest arrival).
-
-The options are checked before any work: ``time_limit`` None or a finite number of seconds
-``> 0``, ``mip_gap`` a finite number in ``[0, 1]``, ``threads`` None or a positive integer
-(:class:`ValueError` naming the option and its range). ``time_limit`` covers the whole call.
-Ctrl-C stops a running solver and :func:`solve_exact` raises
-:class:`~lpsched.solvers.result.SolveInterrupted` with the best schedule and bound so far.
+Model-size limits, the checks of the options and the shift of the time axis by the earliest
+arrival live in :mod:`lpsched.solvers.options` (one :class:`~lpsched.solvers.options.SolveOptions`,
+checked once). ``time_limit`` covers the whole call. Ctrl-C stops a running solver and
+:func:`solve_exact` raises :class:`~lpsched.solvers.result.SolveInterrupted` with the best
+schedule and bound so far.
 
 Nothing is printed (the HiGHS banner included) unless asked: ``verbose=True`` writes the
 solver log and an incumbent / bound / gap line every 2 s on standard error, and a
@@ -54,28 +29,36 @@ Source: SPEC section 3; the reporting rules follow PyJobShop's result object (ou
 
 from __future__ import annotations
 
-import math
-import numbers
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..bounds import combinatorial_bound, trivial_bound
-from ..formulations.horizon import Horizon, horizon_t1, horizon_t2, tight_horizon
-from ..formulations.time_indexed import build_model, matrix_size, time_indexed_matrix
+from ..bounds import combinatorial_bound
+from ..formulations.horizon import Horizon, horizon_t1, tight_horizon
+from ..formulations.time_indexed import build_model, time_indexed_matrix
 from ..instance import Instance
 from ..policies.local_search import best_heuristic, improve_schedule
 from ..schedule import Schedule
 from .backends import cpsat, highs, pyomo
-from .progress import Progress
+from .options import (
+    LP_MAX_NONZEROS,
+    PYOMO_MAX_NONZEROS,
+    check_max_nonzeros,
+    check_mip_gap,
+    check_size,
+    check_threads,
+    check_time_limit,
+    refuse_if_surely_too_large,
+    shift_arrivals,
+)
+from .progress import Observer, Progress
 from .result import (
     Answer,
     BoundResult,
     ExactResult,
     LPSolution,
-    LPTooLargeError,
     SolveInterrupted,
     SolveStatus,
     exact_result,
@@ -83,24 +66,12 @@ from .result import (
 
 __all__ = [
     "SOLVERS",
-    "BOUND_METHODS",
     "EXPORT_FORMATS",
     "EXPORT_BACKENDS",
-    "LP_MAX_NONZEROS",
-    "AUTO_LP_MAX_NONZEROS",
-    "MAX_HORIZON",
-    "PYOMO_MAX_NONZEROS",
-    "RAISE_LIMIT",
-    "check_max_nonzeros",
-    "check_time_limit",
-    "check_mip_gap",
-    "check_threads",
-    "shift_arrivals",
     "exact_horizon",
     "solve_exact",
     "solve_lp",
     "lp_bound",
-    "best_bound",
     "export_model",
 ]
 
@@ -111,115 +82,9 @@ SOLVERS: dict[str, Callable[..., Answer]] = {
     "highs": highs.solve_mip,
     "cpsat": cpsat.solve_mip,
 }
-#: Methods of :func:`best_bound` (``lpsched bound --method``).
-BOUND_METHODS = ("auto", "lp", "combinatorial", "trivial")
 #: File formats and builders of :func:`export_model`.
 EXPORT_FORMATS = ("lp", "mps")
 EXPORT_BACKENDS = ("pyomo", "highs")
-#: Largest time-indexed model built (constraint-matrix non-zeros), about 0.5 GB.
-LP_MAX_NONZEROS = 20_000_000
-#: Largest LP that ``best_bound(method="auto")`` tries before falling back to combinatorial.
-AUTO_LP_MAX_NONZEROS = 5_000_000
-#: Largest horizon (rounds, i.e. memory rows of the time-indexed model).
-MAX_HORIZON = 1_000_000
-#: Largest model built through Pyomo (about 1 kB of memory per non-zero).
-PYOMO_MAX_NONZEROS = 2_000_000
-#: How every size message says to raise a limit.
-RAISE_LIMIT = "raise it with --max-nonzeros, or max_nonzeros= in Python"
-
-
-def check_max_nonzeros(value: int | None, default: int = LP_MAX_NONZEROS) -> int:
-    """The model-size limit ``max_nonzeros`` as given: a positive integer, or None for ``default``.
-
-    Raises
-    ------
-    ValueError
-        Naming the option and its valid values, for anything else (0, a negative number, a
-        float such as ``1e6``, a string, a boolean). Source: ours.
-    """
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(
-            "max_nonzeros must be a positive integer (non-zeros of the constraint matrix) or "
-            f"None for the default {default:,}, got {value!r}"
-        )
-    return int(value)
-
-
-def _is_real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def check_time_limit(value: float | None, name: str = "time_limit") -> float | None:
-    """A time limit as given: None (no limit) or a finite number of seconds ``> 0``.
-
-    Raises
-    ------
-    ValueError
-        Naming the option and its valid values, for anything else (0, a negative number,
-        NaN, infinity, a string, a boolean). Source: ours.
-    """
-    if value is None:
-        return None
-    if not _is_real(value) or not math.isfinite(value) or value <= 0:
-        raise ValueError(
-            f"{name} must be None (no limit) or a finite number of seconds > 0, got {value!r}"
-        )
-    return float(value)
-
-
-def check_mip_gap(value: float) -> float:
-    """The relative MIP gap as given: a finite number in ``[0, 1]``.
-
-    Raises
-    ------
-    ValueError
-        Naming the option and its valid range, for anything else. Source: ours.
-    """
-    if not _is_real(value) or not math.isfinite(value) or not 0 <= value <= 1:
-        raise ValueError(f"mip_gap must be a finite number in [0, 1], got {value!r}")
-    return float(value)
-
-
-def check_threads(value: int | None) -> int | None:
-    """Solver threads as given: None (the solver's choice) or a positive integer.
-
-    Raises
-    ------
-    ValueError
-        Naming the option and its valid values, for anything else. Source: ours.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(
-            f"threads must be None (the solver's choice) or a positive integer, got {value!r}"
-        )
-    return int(value)
-
-
-def shift_arrivals(instance: Instance) -> tuple[Instance, int]:
-    """The instance on the time axis that starts at its earliest arrival, and that shift.
-
-    Returns
-    -------
-    shifted : Instance
-        ``instance`` with arrivals ``a_i - a_min`` (the same object when ``a_min = 0``).
-    shift : int
-        ``a_min = min_i a_i`` (rounds). Every schedule of ``shifted`` with starts ``p_i`` is
-        a schedule of ``instance`` with starts ``p_i + a_min``, with the same latencies
-        ``C_i - a_i`` and the same memory per round (moved by ``a_min``), so the optimal TEL
-        and every bound are the same (SPEC section 9).
-
-    Notes
-    -----
-    Source: SPEC section 9 (arrivals in epoch seconds mapped to rounds); ours.
-    """
-    shift = int(instance.arrival.min())
-    if shift == 0:
-        return instance, 0
-    return instance.replace(arrival=instance.arrival - shift), shift
 
 
 def _unshift(result: ExactResult, instance: Instance, shift: int) -> ExactResult:
@@ -232,40 +97,6 @@ def _unshift(result: ExactResult, instance: Instance, shift: int) -> ExactResult
                 instance, sched.start + shift, policy=sched.policy, info=sched.info
             )
     return result
-
-
-def _refuse_if_surely_too_large(instance: Instance, max_nonzeros: int) -> None:
-    """Refuse before any heuristic runs when even the smallest horizon the tight rule could
-    choose gives too large a model: the combinatorial bound ``LB`` is at most any ``UB``, so
-    ``T2 >= horizon_t2(LB)`` and every start window has slack ``>= LB - sum o``."""
-    lb = combinatorial_bound(instance)
-    t_lo = min(horizon_t1(instance), horizon_t2(instance, lb))
-    _check_size(instance, t_lo, lb - int(instance.decode.sum()), max_nonzeros, at_least=True)
-
-
-def _check_size(
-    instance: Instance, T: int, slack: int | None, max_nonzeros: int, at_least: bool = False
-) -> None:
-    """Refuse a model above a limit of the module docstring's table (the message says which,
-    and how to raise it); ``at_least``: ``T`` is the smallest horizon the tight rule could
-    choose, so the model has at least this size."""
-    if T > MAX_HORIZON:
-        raise LPTooLargeError(
-            f"{instance.name}: the time-indexed model needs horizon T = {T:,} rounds (one "
-            f"memory row each), above the limit MAX_HORIZON = {MAX_HORIZON:,}, which is fixed"
-        )
-    cols, nnz = matrix_size(instance, T, slack)
-    if nnz > max_nonzeros:
-        size = (
-            f"needs at least {nnz:,} non-zeros ({cols:,} columns at the smallest horizon "
-            f"possible, T = {T:,})"
-            if at_least
-            else f"has {nnz:,} non-zeros ({cols:,} columns) at horizon T = {T:,}"
-        )
-        raise LPTooLargeError(
-            f"{instance.name}: the time-indexed model {size}, above the limit of "
-            f"{max_nonzeros:,} ({RAISE_LIMIT})"
-        )
 
 
 def exact_horizon(
@@ -328,7 +159,7 @@ def solve_exact(
     max_nonzeros: int | None = None,
     schedule: Schedule | None = None,
     verbose: bool = False,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
 ) -> ExactResult:
     """Solve the time-indexed MIP of SPEC section 3: the optimal TEL, or a bound and a gap.
 
@@ -385,7 +216,7 @@ def solve_exact(
     verbose : bool, default False
         Without ``progress``: the solver log and an incumbent / bound / gap line every 2 s on
         standard error (otherwise nothing is printed).
-    progress : Progress, optional
+    progress : Observer, optional
         Receives the stage (``heuristic``, ``build``, ``solve``), the heuristic's TEL, the
         combinatorial bound and the solver's incumbents, bounds and log; the caller starts
         and closes it.
@@ -453,7 +284,7 @@ def solve_exact(
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     original, (instance, shift) = instance, shift_arrivals(instance)
-    _refuse_if_surely_too_large(instance, max_nonzeros)
+    refuse_if_surely_too_large(instance, max_nonzeros)
     report.set_stage("heuristic")
     report.update(bound=combinatorial_bound(instance))
     if schedule is not None:
@@ -474,7 +305,7 @@ def solve_exact(
     report.set_stage("build")
     hz = _horizon_of(instance, sched, horizon, windows)
     if not interrupted:
-        _check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
+        check_size(instance, hz.T, hz.slack if windows else None, max_nonzeros)
     info: dict[str, Any] = {
         "T1": hz.T1,
         "T2": hz.T2,
@@ -577,7 +408,7 @@ def solve_lp(
     aggregate: bool = True,
     max_nonzeros: int | None = None,
     time_limit: float | None = None,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
 ) -> LPSolution:
     """Solve the LP relaxation of the time-indexed model with HiGHS (the fast matrix path).
 
@@ -598,7 +429,7 @@ def solve_lp(
         default :data:`LP_MAX_NONZEROS`).
     time_limit : float, optional
         Seconds for HiGHS: None or a finite number ``> 0``.
-    progress : Progress, optional
+    progress : Observer, optional
         Receives the stage and HiGHS' log (when its ``log`` is on).
 
     Returns
@@ -635,7 +466,7 @@ def solve_lp(
     if progress is not None:
         progress.set_stage("heuristic")
     hz = exact_horizon(instance, horizon, windows)
-    _check_size(instance, hz.T, hz.slack, max_nonzeros)
+    check_size(instance, hz.T, hz.slack, max_nonzeros)
     if progress is not None:
         progress.set_stage("build")
     mat = time_indexed_matrix(instance, hz, aggregate=aggregate)
@@ -657,7 +488,7 @@ def lp_bound(
     backend: str = "matrix",
     max_nonzeros: int | None = None,
     time_limit: float | None = None,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
 ) -> BoundResult:
     """The LP relaxation's value: a lower bound on the optimal TEL (rounds).
 
@@ -678,7 +509,7 @@ def lp_bound(
         (:data:`LP_MAX_NONZEROS`, :data:`PYOMO_MAX_NONZEROS` with ``backend="pyomo"``).
     time_limit : float, optional
         Seconds for HiGHS: None or a finite number ``> 0``.
-    progress : Progress, optional
+    progress : Observer, optional
         See :func:`solve_lp` (matrix backend).
 
     Returns
@@ -726,7 +557,7 @@ def lp_bound(
         windows = horizon is None
     instance, _ = shift_arrivals(instance)
     hz = exact_horizon(instance, horizon, windows)
-    _check_size(instance, hz.T, hz.slack, max_nonzeros)
+    check_size(instance, hz.T, hz.slack, max_nonzeros)
     value, columns = pyomo.solve_lp(instance, hz, time_limit)
     return BoundResult(
         method="lp",
@@ -735,100 +566,6 @@ def lp_bound(
         horizon=hz.T,
         info={"columns": columns, "backend": backend},
     )
-
-
-def best_bound(
-    instance: Instance,
-    time_limit: float | None = 60.0,
-    *,
-    method: str = "auto",
-    max_nonzeros: int | None = None,
-    progress: Progress | None = None,
-) -> BoundResult:
-    """The best lower bound affordable in ``time_limit`` seconds, saying which it is.
-
-    Parameters
-    ----------
-    instance : Instance
-        Arrivals from any round on (every bound is taken on the axis shifted by the earliest
-        arrival, which changes none).
-    time_limit : float or None, default 60
-        Seconds for the LP solve: None (no limit) or a finite number ``> 0``.
-    method : {"auto", "lp", "combinatorial", "trivial"}
-        ``auto``: the LP relaxation when its matrix has at most ``max_nonzeros`` non-zeros
-        and HiGHS solves it within ``time_limit``, else the combinatorial bound; the larger of
-        the LP and the combinatorial value is returned. The others force one method.
-    max_nonzeros : int or None
-        Size limit of the LP: above it ``auto`` gives the combinatorial bound and ``lp``
-        raises. None: :data:`AUTO_LP_MAX_NONZEROS` for ``auto`` (see
-        ``benchmarks/bench_exact.py``), :data:`LP_MAX_NONZEROS` for ``lp``.
-    progress : Progress, optional
-        See :func:`solve_lp`.
-
-    Returns
-    -------
-    BoundResult
-        ``method`` names the bound used; ``info["reason"]`` says why, ``info`` also has the
-        other candidate's value when computed.
-
-    Raises
-    ------
-    ValueError
-        Unknown method; ``time_limit`` out of range. ``method="lp"`` raises
-        :class:`~lpsched.solvers.result.LPTooLargeError` above ``max_nonzeros`` and
-        ``RuntimeError`` on an LP time-out.
-    KeyboardInterrupt
-        Ctrl-C during the LP solve (HiGHS is stopped first).
-    """
-    if method not in BOUND_METHODS:
-        raise ValueError(f"unknown bound method {method!r}; choose from {', '.join(BOUND_METHODS)}")
-    max_nonzeros = check_max_nonzeros(
-        max_nonzeros, LP_MAX_NONZEROS if method == "lp" else AUTO_LP_MAX_NONZEROS
-    )
-    time_limit = check_time_limit(time_limit)
-    t0 = time.perf_counter()
-    instance, _ = shift_arrivals(instance)
-    if method == "trivial":
-        return BoundResult("trivial", float(trivial_bound(instance)), time.perf_counter() - t0)
-    comb = BoundResult(
-        "combinatorial",
-        float(combinatorial_bound(instance)),
-        time.perf_counter() - t0,
-        info={"offline": instance.offline},
-    )
-    if method == "combinatorial":
-        return comb
-    if method == "lp":
-        return lp_bound(
-            instance, max_nonzeros=max_nonzeros, time_limit=time_limit, progress=progress
-        )
-    reason = None
-    try:  # before the heuristic: even the smallest horizon possible is too large
-        _refuse_if_surely_too_large(instance, max_nonzeros)
-    except LPTooLargeError as exc:
-        reason = f"LP too large: {exc}"
-    else:
-        try:
-            lp = lp_bound(
-                instance, max_nonzeros=max_nonzeros, time_limit=time_limit, progress=progress
-            )
-        except LPTooLargeError as exc:
-            reason = f"LP too large: {exc}"
-        except RuntimeError as exc:
-            within = "" if time_limit is None else f" in {time_limit:g} s"
-            reason = f"LP not solved{within} ({exc})"
-        else:
-            if lp.bound >= comb.bound:
-                lp.info.update(
-                    reason=f"LP solved in {lp.runtime_s:.2f} s", combinatorial=comb.bound
-                )
-                lp.runtime_s = time.perf_counter() - t0
-                return lp
-            reason = f"combinatorial {comb.bound:g} above the LP value {lp.bound:g}"
-            comb.info["lp"] = lp.bound
-    comb.info["reason"] = reason
-    comb.runtime_s = time.perf_counter() - t0
-    return comb
 
 
 def export_model(
@@ -902,13 +639,13 @@ def export_model(
     )
     original = instance
     instance, shift = shift_arrivals(instance)
-    _refuse_if_surely_too_large(instance, limit)
+    refuse_if_surely_too_large(instance, limit)
     sched = best_heuristic(instance)
     if local_search > 0:
         sched = improve_schedule(instance, sched, local_search, time_limit=5.0)
     windows = horizon is None
     hz = _horizon_of(instance, sched, horizon, windows)
-    _check_size(instance, hz.T, hz.slack if windows else None, limit)
+    check_size(instance, hz.T, hz.slack if windows else None, limit)
     facts = {
         "horizon": hz.T,
         "T1": hz.T1,

@@ -12,8 +12,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
 import lpsched
-from lpsched import certify as certify_module
 from lpsched.certify import CertifyInterrupted, certify, certify_plan
+from lpsched.certify import plan as plan_module
+from lpsched.certify.method import Method
+from lpsched.certify.methods import METHODS
 from lpsched.cli import main
 from lpsched.generators.small import scaled_mix
 from lpsched.instance import Instance
@@ -102,12 +104,12 @@ def test_plans_by_size():
 
 
 def _patched_plan(monkeypatch, runner):
-    monkeypatch.setitem(certify_module.PLANS, "small", (("fake", 1.0),))
-    monkeypatch.setitem(certify_module._RUNNERS, "fake", runner)
+    monkeypatch.setitem(plan_module.PLANS, "small", (("fake", 1.0),))
+    monkeypatch.setitem(METHODS, "fake", Method("fake", "both", "a test's method", runner))
 
 
 def test_a_failing_method_is_reported_and_the_result_stands(monkeypatch):
-    def fails(ctx, budget):
+    def fails(instance, schedule, options, observer):
         raise ValueError("model too large for this test")
 
     _patched_plan(monkeypatch, fails)
@@ -118,8 +120,8 @@ def test_a_failing_method_is_reported_and_the_result_stands(monkeypatch):
 
 
 def test_an_infeasible_candidate_is_never_kept(monkeypatch):
-    def offers_overflow(ctx, budget):
-        ctx.tracker.offer_schedule("fake", lpsched.Schedule(ctx.instance, np.zeros(ctx.instance.n)))
+    def offers_overflow(instance, schedule, options, observer):
+        observer.on_incumbent(lpsched.Schedule(instance, np.zeros(instance.n)))
 
     _patched_plan(monkeypatch, offers_overflow)
     inst = scaled_mix(12, 1)  # all starting at 0 overflows M = 50
@@ -130,8 +132,8 @@ def test_an_infeasible_candidate_is_never_kept(monkeypatch):
 
 
 def test_a_bound_above_a_feasible_tel_is_rejected(monkeypatch):
-    def too_high(ctx, budget):
-        ctx.tracker.offer_bound("fake", 10.0**9)
+    def too_high(instance, schedule, options, observer):
+        observer.on_bound(10.0**9)
 
     _patched_plan(monkeypatch, too_high)
     inst = scaled_mix(8, 0)
@@ -142,8 +144,8 @@ def test_a_bound_above_a_feasible_tel_is_rejected(monkeypatch):
 
 
 def test_ctrl_c_returns_the_best_so_far(monkeypatch):
-    def interrupted(ctx, budget):
-        ctx.tracker.offer_bound("fake", 1.0)
+    def interrupted(instance, schedule, options, observer):
+        observer.on_bound(1.0)
         raise KeyboardInterrupt
 
     _patched_plan(monkeypatch, interrupted)

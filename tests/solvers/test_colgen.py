@@ -25,6 +25,7 @@ from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import Schedule
+from lpsched.solvers.progress import Observer
 from lpsched.solvers.solve import lp_bound
 
 EXACT = sorted((Path(__file__).parents[2] / "instances" / "exact").glob("*.json"))
@@ -117,7 +118,9 @@ def test_memory_use_is_the_schedule_memory_compiled_and_interpreted(seed):
 
 def _check_against_lp(instance: Instance, **kw) -> None:
     seen: list[float] = []
-    res = colgen_lp_bound(instance, time_limit=None, threads=1, on_bound=seen.append, **kw)
+    res = colgen_lp_bound(
+        instance, time_limit=None, threads=1, observer=Observer(on_bound=seen.append), **kw
+    )
     horizon = kw.get("horizon")
     full = lp_bound(instance, horizon, windows=kw.get("windows", True) if horizon else None)
     lp = full.bound
@@ -230,7 +233,9 @@ def test_compress_idle_removes_idle_rounds_after_the_last_arrival():
 @given(inst=tiny_instances(), alpha=st.sampled_from([0.0, 0.5, 0.9]))
 def test_bound_below_brute_force_and_equal_to_the_lp(inst, alpha):
     seen: list[float] = []
-    res = colgen_lp_bound(inst, time_limit=None, on_bound=seen.append, alpha=alpha)
+    res = colgen_lp_bound(
+        inst, time_limit=None, observer=Observer(on_bound=seen.append), alpha=alpha
+    )
     opt = brute_force_tel(inst)
     lp = lp_bound(inst).bound
     assert all(b <= opt + 1e-6 for b in seen)

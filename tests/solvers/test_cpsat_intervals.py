@@ -27,7 +27,7 @@ from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import Schedule
-from lpsched.solvers.progress import Progress
+from lpsched.solvers.progress import Observer, Progress
 from lpsched.solvers.result import LPTooLargeError
 
 SHIPPED = {  # proven optima (instances/README.md)
@@ -146,6 +146,22 @@ def test_arrivals_away_from_zero_give_the_same_optimum():
     assert (res.schedule.start >= late.arrival).all()
 
 
+class _Recording(Progress):
+    """A quiet display that also records what the observer receives."""
+
+    def __init__(self, schedules: list[Schedule], bounds: list[float]) -> None:
+        super().__init__("quiet")
+        self.schedules, self.bounds = schedules, bounds
+
+    def on_incumbent(self, schedule: Schedule) -> None:
+        self.schedules.append(schedule)
+        super().on_incumbent(schedule)
+
+    def on_bound(self, bound: float) -> None:
+        self.bounds.append(bound)
+        super().on_bound(bound)
+
+
 def test_callbacks_report_each_strictly_better_value():
     inst = read_instance("instances/exact/mix10-s1.json")
     given_ = _fcfs(inst)
@@ -156,9 +172,7 @@ def test_callbacks_report_each_strictly_better_value():
         given_,
         time_limit=60,
         threads=1,
-        on_improve=schedules.append,
-        on_bound=bounds.append,
-        progress=(progress := Progress("quiet")),
+        observer=(progress := _Recording(schedules, bounds)),
     )
     assert res.status == "optimal" and res.objective == 74
     assert progress.incumbent == progress.bound == 74
@@ -240,6 +254,8 @@ def test_an_exception_in_a_callback_stops_cpsat_and_is_raised():
         raise RuntimeError("caller's callback failed")
 
     with pytest.raises(RuntimeError, match="caller's callback failed"):
-        solve_cpsat_intervals(inst, _fcfs(inst), time_limit=120, threads=1, on_improve=boom)
+        solve_cpsat_intervals(
+            inst, _fcfs(inst), time_limit=120, threads=1, observer=Observer(on_incumbent=boom)
+        )
     assert len(called) == 1  # the search stopped at the first failure
     assert time.perf_counter() - called[0] < 10

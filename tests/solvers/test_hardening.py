@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lpsched.bounds import combinatorial_bound
+from lpsched.certify import best_bound
 from lpsched.formulations.cuts import MemoryRows, overflow_cuts
 from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.generators.small import EXACT_WORKLOADS
@@ -24,14 +25,13 @@ from lpsched.instance import Instance
 from lpsched.schedule import Schedule
 from lpsched.solvers import solve as solve_module
 from lpsched.solvers.backends import cpsat, highs
+from lpsched.solvers.options import shift_arrivals
 from lpsched.solvers.result import SolveInterrupted, SolveStatus, exact_result
 from lpsched.solvers.solve import (
     SOLVERS,
-    best_bound,
     exact_horizon,
     export_model,
     lp_bound,
-    shift_arrivals,
     solve_exact,
     solve_lp,
 )

@@ -20,6 +20,7 @@ from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.baselines import fcfs_order
 from lpsched.policies.local_search import best_heuristic
+from lpsched.solvers.progress import Observer
 
 EXACT = Path(__file__).resolve().parents[2] / "instances" / "exact"
 
@@ -133,7 +134,13 @@ def test_lns_never_worse_always_feasible_never_below_optimum(inst, solver, compa
         seen.append(sched.tel)
 
     out = improve_lns(
-        inst, start, time_limit=0.3, solver=solver, threads=1, on_improve=record, compact=compact
+        inst,
+        start,
+        time_limit=0.3,
+        solver=solver,
+        threads=1,
+        observer=Observer(on_incumbent=record),
+        compact=compact,
     )
     out.check()
     opt = brute_force_tel(inst)

@@ -23,8 +23,10 @@ from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import InfeasibleScheduleError, Schedule
 from lpsched.solvers.backends.highs import build_highs
+from lpsched.solvers.options import shift_arrivals
+from lpsched.solvers.progress import Observer
 from lpsched.solvers.result import LPTooLargeError
-from lpsched.solvers.solve import shift_arrivals, solve_lp
+from lpsched.solvers.solve import solve_lp
 
 EXACT = sorted((Path(__file__).parents[2] / "instances" / "exact").glob("*.json"))
 
@@ -118,7 +120,12 @@ def test_long_mask_or_indices_and_on_bound():
     sched = best_heuristic(inst)
     seen: list[float] = []
     by_index = partial_integrality_bound(
-        inst, sched, time_limit=30, threads=1, long=[0, 3, 5], on_bound=seen.append
+        inst,
+        sched,
+        time_limit=30,
+        threads=1,
+        long=[0, 3, 5],
+        observer=Observer(on_bound=seen.append),
     )
     mask = np.zeros(inst.n, dtype=bool)
     mask[[0, 3, 5]] = True

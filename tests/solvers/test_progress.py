@@ -132,7 +132,8 @@ def test_verbose_solve_writes_the_log_on_stderr_only(capfd):
 LIBRARY_CALLS = f"""
 import tempfile, pathlib
 from lpsched.io import read_instance
-from lpsched.solvers.solve import best_bound, export_model, lp_bound, solve_exact
+from lpsched.certify import best_bound
+from lpsched.solvers.solve import export_model, lp_bound, solve_exact
 inst = read_instance({str(MIX10)!r})
 assert solve_exact(inst, time_limit=30).objective == 74
 assert solve_exact(inst, solver="cpsat", time_limit=30).objective == 74

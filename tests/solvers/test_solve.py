@@ -5,16 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lpsched.certify import best_bound
 from lpsched.instance import Instance
-from lpsched.solvers.solve import (
-    AUTO_LP_MAX_NONZEROS,
-    LP_MAX_NONZEROS,
-    best_bound,
-    check_max_nonzeros,
-    lp_bound,
-    solve_exact,
-    solve_lp,
-)
+from lpsched.solvers.options import AUTO_LP_MAX_NONZEROS, LP_MAX_NONZEROS, check_max_nonzeros
+from lpsched.solvers.solve import lp_bound, solve_exact, solve_lp
 
 INST = Instance.from_arrays([9, 1, 3], [1, 7, 8], 22)
 

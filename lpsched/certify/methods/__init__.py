@@ -1,0 +1,77 @@
+"""The certify methods, one module each, and their registry :data:`METHODS`.
+
+Each module defines ``METHOD``, a :class:`~lpsched.certify.method.Method` (the contract: the
+side it improves and ``run(instance, schedule, options, observer)``). :data:`METHODS` is read by
+the plans (:mod:`lpsched.certify.plan`), by ``lpsched bound --method`` (every ``lower`` and
+``both`` method) and by the docs. A new method is one module here and one name in the tuple
+below (``docs/architecture.md``, "A bound method"); :func:`register_method` adds one at run time.
+
+=======================  =====  ==========================================================
+method                   side   module
+=======================  =====  ==========================================================
+``trivial``              lower  :mod:`.trivial`
+``combinatorial``        lower  :mod:`.combinatorial` (SPEC section 7)
+``lp``                   lower  :mod:`.lp` (the whole LP relaxation, HiGHS)
+``lp-colgen``            lower  :mod:`.colgen` (the LP by column generation)
+``partial-integrality``  lower  :mod:`.partial_integrality`
+``cpsat-intervals``      both   :mod:`.cpsat_intervals`
+``mip``                  both   :mod:`.mip` (HiGHS on the full MIP)
+``local-search``         upper  :mod:`.local_search`
+``lns``                  upper  :mod:`.lns`
+=======================  =====  ==========================================================
+
+Source: ours (issue 20).
+"""
+
+from __future__ import annotations
+
+from ..method import Method
+from . import (
+    colgen,
+    combinatorial,
+    cpsat_intervals,
+    lns,
+    local_search,
+    lp,
+    mip,
+    partial_integrality,
+    trivial,
+)
+
+__all__ = ["METHODS", "register_method", "bound_methods"]
+
+#: Every certify method by name (the order of ``lpsched bound --method`` and the docs).
+METHODS: dict[str, Method] = {
+    module.METHOD.name: module.METHOD
+    for module in (
+        trivial,
+        combinatorial,
+        lp,
+        colgen,
+        partial_integrality,
+        cpsat_intervals,
+        mip,
+        local_search,
+        lns,
+    )
+}
+
+
+def register_method(method: Method) -> None:
+    """Add ``method`` to :data:`METHODS` (a plug-in's method, or a test's toy).
+
+    Raises
+    ------
+    ValueError
+        ``method`` is not a :class:`~lpsched.certify.method.Method`, or its name is taken.
+    """
+    if not isinstance(method, Method):
+        raise ValueError(f"register_method needs a Method, got {type(method).__name__}")
+    if method.name in METHODS or method.name == "auto":
+        raise ValueError(f"a certify method named {method.name!r} exists already")
+    METHODS[method.name] = method
+
+
+def bound_methods() -> list[str]:
+    """Names of the methods that prove lower bounds (``lower`` or ``both``), in order."""
+    return [name for name, m in METHODS.items() if m.bounds]

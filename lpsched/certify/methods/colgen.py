@@ -28,8 +28,8 @@ windows, not only the master's; the usual ``lambda >= 0`` case, and a slightly n
 ``lambda_t`` from HiGHS' dual tolerance costs nothing). The LP value is at most the optimal TEL
 (the windows keep every optimal schedule, :mod:`lpsched.formulations.horizon`). The pricing
 scan computes exactly these minima, so every iteration gives a valid bound; the best one is
-reported (``on_bound``, ``bound``). When no column has a negative reduced cost the master value
-*is* the LP value, and the bound at the master's duals equals it.
+reported (the observer's ``on_bound``, ``bound``). When no column has a negative reduced cost
+the master value *is* the LP value, and the bound at the master's duals equals it.
 
 Time-indexed column generation is degenerate and tails off. Three remedies (measured in
 ``benchmarks/bench_colgen.py``):
@@ -88,13 +88,15 @@ from ...kernels import jit
 from ...policies.local_search import LIST_ORDERS, best_heuristic
 from ...schedule import Schedule
 from ...solvers.backends import highs
+from ...solvers.options import SolveOptions, check_threads, check_time_limit, shift_arrivals
+from ...solvers.progress import Observer
 from ...solvers.result import BoundResult
-from ...solvers.solve import check_threads, check_time_limit, shift_arrivals
+from ..method import Method
 
 MASTER_SOLVERS = ("auto", "primal", "dual", "ipm", "pdlp")
 LARGE_DECODE = 100_000  # tokens of sum o_i from which "auto" takes the difference form + IPM
 
-__all__ = ["colgen_lp_bound", "price_starts", "memory_use", "compress_idle"]
+__all__ = ["METHOD", "colgen_lp_bound", "price_starts", "memory_use", "compress_idle"]
 
 
 @jit
@@ -438,7 +440,7 @@ def colgen_lp_bound(
     *,
     time_limit: float | None = 60.0,
     threads: int | None = None,
-    on_bound: Callable[[float], None] | None = None,
+    observer: Observer | None = None,
     horizon: int | None = None,
     windows: bool = True,
     alpha: float = 0.5,
@@ -468,8 +470,9 @@ def colgen_lp_bound(
         is returned when it runs out.
     threads : int, optional
         HiGHS threads.
-    on_bound : callable, optional
-        Called with every strictly better Lagrangian bound (rounds), as found.
+    observer : Observer, optional
+        Receives every strictly better Lagrangian bound (rounds) as found
+        (:meth:`~lpsched.solvers.progress.Observer.on_bound`).
     horizon : int, optional
         ``T`` in rounds after the earliest arrival, ``>= min(T1, T2)``.
     windows : bool, default True
@@ -526,7 +529,7 @@ def colgen_lp_bound(
     InfeasibleScheduleError
         ``schedule`` infeasible.
     KeyboardInterrupt
-        Ctrl-C during a master solve (HiGHS is stopped first; ``on_bound`` has had every
+        Ctrl-C during a master solve (HiGHS is stopped first; the observer has had every
         improvement).
 
     Notes
@@ -599,8 +602,8 @@ def colgen_lp_bound(
         nonlocal best, center
         if value > best:
             best, center = value, lam
-            if on_bound is not None:
-                on_bound(value)
+            if observer is not None:
+                observer.on_bound(value)
 
     _, _, trivial = price(np.zeros(1))  # lambda = 0: sum_i min_k c_ik = sum o_i
     offer(trivial, np.zeros(1))
@@ -763,3 +766,27 @@ def _reduced_costs(
     k0 = np.minimum(start, big)
     k1 = np.minimum(start + o, big)
     return (start + o - a) + (s - start) * (p0[k1] - p0[k0]) + (p1[k1] - p1[k0])
+
+
+# --------------------------------------------------------------------------- the certify method
+
+
+def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
+    """Report every better Lagrangian bound of :func:`colgen_lp_bound` (rounds) to
+    ``observer``; the contract is :class:`~lpsched.certify.method.Method`."""
+    res = colgen_lp_bound(
+        instance,
+        schedule,
+        time_limit=options.time_limit,
+        threads=options.threads,
+        observer=observer,
+    )
+    observer.on_bound(res.bound)
+
+
+METHOD = Method(
+    "lp-colgen",
+    "lower",
+    "the LP relaxation by column generation (its Lagrangian bound when it does not converge)",
+    run,
+)

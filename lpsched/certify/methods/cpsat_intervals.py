@@ -54,11 +54,13 @@ from ...formulations.time_indexed import TimeIndexedMatrix, matrix_size, time_in
 from ...instance import Instance
 from ...schedule import Schedule
 from ...solvers.backends.cpsat import BuildTimeout, build_cpsat, configure_solver, solution_callback
-from ...solvers.progress import Progress
-from ...solvers.result import LPTooLargeError, run_interruptible
-from ...solvers.solve import check_threads, check_time_limit, shift_arrivals
+from ...solvers.options import SolveOptions, check_threads, check_time_limit, shift_arrivals
+from ...solvers.progress import Observer, Progress
+from ...solvers.result import LPTooLargeError, SolveStatus, run_interruptible
+from ..method import Method
 
 __all__ = [
+    "METHOD",
     "CPSAT_INTERVALS_MAX_NONZEROS",
     "IntervalResult",
     "latency_caps",
@@ -84,8 +86,8 @@ class IntervalResult:
     bound : float
         CP-SAT's best objective bound on the model (rounds), at least ``sum_i o_i``; a valid
         lower bound on the optimal TEL (module docstring).
-    status : str
-        ``"optimal"`` when ``ceil(bound) >= TEL`` of ``schedule``, else ``"feasible"``.
+    status : SolveStatus
+        ``optimal`` when ``ceil(bound) >= TEL`` of ``schedule``, else ``feasible``.
     runtime_s : float
         Wall time of the whole call (seconds), build included.
     info : dict
@@ -97,7 +99,7 @@ class IntervalResult:
 
     schedule: Schedule
     bound: float
-    status: str
+    status: SolveStatus
     runtime_s: float
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -213,9 +215,7 @@ def solve_cpsat_intervals(
     *,
     time_limit: float | None,
     threads: int | None = None,
-    on_improve: Callable[[Schedule], None] | None = None,
-    on_bound: Callable[[float], None] | None = None,
-    progress: Progress | None = None,
+    observer: Observer | None = None,
     max_nonzeros: int = CPSAT_INTERVALS_MAX_NONZEROS,
 ) -> IntervalResult:
     """Improve ``schedule`` with CP-SAT on the interval + time-indexed model, and bound the TEL.
@@ -232,14 +232,11 @@ def solve_cpsat_intervals(
         Seconds for the whole call (build included); None for no limit (until proven).
     threads : int or None
         CP-SAT workers (None: CP-SAT's default portfolio on every core; 1: one worker).
-    on_improve : callable, optional
-        Called with each strictly better schedule (checked) as CP-SAT finds it, from the
-        thread running CP-SAT.
-    on_bound : callable, optional
-        Called with each strictly better lower bound on the TEL (rounds), from CP-SAT's
-        threads.
-    progress : Progress, optional
-        Receives CP-SAT's log (when its ``log`` is on), each incumbent and bound.
+    observer : Observer, optional
+        Receives each strictly better schedule (checked) as CP-SAT finds it, from the thread
+        running CP-SAT, and each strictly better lower bound on the TEL (rounds), from
+        CP-SAT's threads. A :class:`~lpsched.solvers.progress.Progress` also gets CP-SAT's log
+        (when its ``log`` is on).
     max_nonzeros : int
         Size guard on the time-indexed rows (:data:`CPSAT_INTERVALS_MAX_NONZEROS`).
 
@@ -303,6 +300,7 @@ def solve_cpsat_intervals(
         "time_shift": shift,
         "solutions": 0,
     }
+    progress = observer if isinstance(observer, Progress) else None  # the log and display
     floor = float(shifted.decode.sum())
     state: dict[str, Any] = {"best": schedule, "bound": floor, "error": None}
     lock = threading.Lock()
@@ -319,7 +317,7 @@ def solve_cpsat_intervals(
         return IntervalResult(
             schedule=best,
             bound=bound,
-            status="optimal" if optimal else "feasible",
+            status=SolveStatus.OPTIMAL if optimal else SolveStatus.FEASIBLE,
             runtime_s=time.perf_counter() - t0,
             info=info,
         )
@@ -335,16 +333,16 @@ def solve_cpsat_intervals(
                 return
             state["best"] = cand
             info["solutions"] += 1
-        if on_improve is not None:
-            on_improve(cand)
+        if observer is not None:
+            observer.on_incumbent(cand)
 
     def bound_seen(value: float) -> None:
         with lock:
             if not value > state["bound"] + _EPS:
                 return
             state["bound"] = float(value)
-        if on_bound is not None:
-            on_bound(float(value))
+        if observer is not None:
+            observer.on_bound(float(value))
 
     from ortools.sat.python import cp_model
 
@@ -410,3 +408,28 @@ def solve_cpsat_intervals(
     if interrupted:
         raise KeyboardInterrupt
     return result(text, solve_s)
+
+
+# --------------------------------------------------------------------------- the certify method
+
+
+def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
+    """Report CP-SAT's schedules and bounds on the interval model to ``observer``; the
+    contract is :class:`~lpsched.certify.method.Method`."""
+    res = solve_cpsat_intervals(
+        instance,
+        schedule,
+        time_limit=options.time_limit,
+        threads=options.threads,
+        observer=observer,
+    )
+    observer.on_incumbent(res.schedule)
+    observer.on_bound(res.bound)
+
+
+METHOD = Method(
+    "cpsat-intervals",
+    "both",
+    "CP-SAT on the interval model with the time-indexed memory rows",
+    run,
+)

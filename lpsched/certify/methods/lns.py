@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,10 +53,13 @@ from ...formulations.time_indexed import TimeIndexedMatrix
 from ...instance import Instance
 from ...schedule import Schedule
 from ...solvers.backends import cpsat, highs
+from ...solvers.options import SolveOptions, check_time_limit, shift_arrivals
+from ...solvers.progress import Observer
 from ...solvers.result import run_interruptible
-from ...solvers.solve import check_time_limit, shift_arrivals
+from ..method import Method
 
 __all__ = [
+    "METHOD",
     "RELATED_MAX_N",
     "FULL_WINDOW_MAX_N",
     "MAX_ROUNDS",
@@ -396,7 +398,7 @@ def improve_lns(
     time_limit: float | None,
     seed: int = 0,
     threads: int | None = None,
-    on_improve: Callable[[Schedule], None] | None = None,
+    observer: Observer | None = None,
     solver: str = "cpsat",
     k_start: int = 8,
     k_max: int = 40,
@@ -421,8 +423,9 @@ def improve_lns(
         Seed of the random / related neighbourhoods.
     threads : int, optional
         Threads of each sub-MIP solver run.
-    on_improve : callable, optional
-        Called with each strictly better (feasible, checked) schedule as it is found.
+    observer : Observer, optional
+        Receives each strictly better (feasible, checked) schedule as it is found
+        (:meth:`~lpsched.solvers.progress.Observer.on_incumbent`).
     solver : {"highs", "cpsat"}, default "cpsat"
         Back end of the sub-MIPs (measured in ``benchmarks/bench_lns.py``: about as fast as
         HiGHS, exact integer rows, so no sub-solution is rejected).
@@ -457,7 +460,7 @@ def improve_lns(
         ``time_limit`` not None or a finite number > 0; the schedule spans more than
         :data:`MAX_ROUNDS` rounds (arrivals spread over ~1e7+ rounds: the profile is dense).
     KeyboardInterrupt
-        Ctrl-C; every improvement was reported through ``on_improve`` before.
+        Ctrl-C; every improvement was reported to the observer before.
 
     Notes
     -----
@@ -610,8 +613,8 @@ def improve_lns(
             cand = Schedule(instance, prof.start + shift, policy="lns")
             cand.check()
             best = cand
-            if on_improve is not None:
-                on_improve(best)
+            if observer is not None:
+                observer.on_incumbent(best)
     if best is schedule:  # a copy, so that the caller's schedule keeps its info
         best = Schedule(instance, schedule.start, policy=schedule.policy, info=dict(schedule.info))
     else:
@@ -622,3 +625,28 @@ def improve_lns(
         "runtime_s": time.perf_counter() - t_begin,
     }
     return best
+
+
+# --------------------------------------------------------------------------- the certify method
+
+
+def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
+    """Report every better schedule of :func:`improve_lns` to ``observer``; the contract is
+    :class:`~lpsched.certify.method.Method`."""
+    better = improve_lns(
+        instance,
+        schedule,
+        time_limit=options.time_limit,
+        seed=options.seed,
+        threads=options.threads,
+        observer=observer,
+    )
+    observer.on_incumbent(better)
+
+
+METHOD = Method(
+    "lns",
+    "upper",
+    "large-neighbourhood search: windows of requests re-solved as sub-MIPs",
+    run,
+)

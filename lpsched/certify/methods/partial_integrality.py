@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,16 +60,20 @@ from ...formulations.time_indexed import time_indexed_matrix
 from ...instance import Instance
 from ...schedule import Schedule
 from ...solvers.backends import highs
-from ...solvers.result import BoundResult
-from ...solvers.solve import (
-    _check_size,
+from ...solvers.options import (
+    SolveOptions,
     check_max_nonzeros,
+    check_size,
     check_threads,
     check_time_limit,
     shift_arrivals,
 )
+from ...solvers.progress import Observer
+from ...solvers.result import BoundResult
+from ..method import Method
 
 __all__ = [
+    "METHOD",
     "ABS_GAP",
     "LONG_RULES",
     "DEFAULT_LONG_RULE",
@@ -178,11 +181,11 @@ def _valid(dual: float, primal: float, target: float = math.inf) -> float:
 
 
 class _Watch:
-    """HiGHS' ``cbMipInterrupt``: pass each better rounded bound to ``on_bound``; in the
+    """HiGHS' ``cbMipInterrupt``: pass each better rounded bound to the observer; in the
     second run, stop at its first solution (it refutes the target)."""
 
-    def __init__(self, on_bound: Callable[[float], None] | None) -> None:
-        self.on_bound = on_bound
+    def __init__(self, observer: Observer | None) -> None:
+        self.observer = observer
         self.best = -math.inf
         self.target = math.inf  # the objective_bound of the second run
         self.refuted = False
@@ -205,8 +208,8 @@ class _Watch:
         b = _round_up(bound)
         if b > self.best:
             self.best = b
-            if self.on_bound is not None:
-                self.on_bound(b)
+            if self.observer is not None:
+                self.observer.on_bound(b)
 
 
 def partial_integrality_bound(
@@ -215,7 +218,7 @@ def partial_integrality_bound(
     *,
     time_limit: float | None,
     threads: int | None = None,
-    on_bound: Callable[[float], None] | None = None,
+    observer: Observer | None = None,
     long: str | np.ndarray | list[int] | None = None,
     share: float | None = None,
     aggregate: bool = True,
@@ -235,9 +238,10 @@ def partial_integrality_bound(
         Seconds for the whole call, build included (None: until HiGHS closes the model).
     threads : int, optional
         HiGHS threads.
-    on_bound : callable, optional
-        Called with each strictly better bound (rounds, an integer value as a float) while
-        HiGHS runs, from the thread running HiGHS.
+    observer : Observer, optional
+        Receives each strictly better bound (rounds, an integer value as a float) while
+        HiGHS runs, from the thread running HiGHS
+        (:meth:`~lpsched.solvers.progress.Observer.on_bound`).
     long : str, ndarray of bool or list of int, optional
         The long set ``L``: a rule of :data:`LONG_RULES` (default :data:`DEFAULT_LONG_RULE`,
         see :func:`long_requests`), a boolean mask of shape (n,), or request indices.
@@ -272,7 +276,7 @@ def partial_integrality_bound(
     ValueError
         ``time_limit``, ``threads``, ``max_nonzeros``, ``long`` or ``share`` out of range.
     KeyboardInterrupt
-        Ctrl-C: HiGHS is stopped, every bound found was already given to ``on_bound``.
+        Ctrl-C: HiGHS is stopped, every bound found was already given to the observer.
 
     Notes
     -----
@@ -293,7 +297,7 @@ def partial_integrality_bound(
     sched = Schedule(instance, np.asarray(schedule.start) - shift)
     mask = _long_mask(instance, long, share)
     hz = tight_horizon(instance, sched)
-    _check_size(instance, hz.T, hz.slack, max_nonzeros)
+    check_size(instance, hz.T, hz.slack, max_nonzeros)
     mat = time_indexed_matrix(instance, hz, aggregate=aggregate)
     units = np.array([bool(mask[m].any()) for m in mat.members])
     mixed = bool(units.any())
@@ -322,7 +326,7 @@ def partial_integrality_bound(
             info=info,
         )
 
-    watch = _Watch(on_bound)
+    watch = _Watch(observer)
     left = None if deadline is None else deadline - time.perf_counter()
     if left is not None and left <= 0:
         info.update(build_s=time.perf_counter() - t0, status="time limit reached before the run")
@@ -389,3 +393,27 @@ def _run(h, deadline: float | None):
     if highs.run_highs(h, deadline):
         raise KeyboardInterrupt
     return h.getModelStatus(), h.getInfo()
+
+
+# --------------------------------------------------------------------------- the certify method
+
+
+def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
+    """Report every better bound of :func:`partial_integrality_bound` (rounds) to
+    ``observer``; the contract is :class:`~lpsched.certify.method.Method`."""
+    res = partial_integrality_bound(
+        instance,
+        schedule,
+        time_limit=options.time_limit,
+        threads=options.threads,
+        observer=observer,
+    )
+    observer.on_bound(res.bound)
+
+
+METHOD = Method(
+    "partial-integrality",
+    "lower",
+    "the MIP with integrality on the long requests only (HiGHS' dual bound)",
+    run,
+)

@@ -57,7 +57,7 @@ from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, gener
 from ...instance import Instance
 from ...policies.registry import run_policy
 from ...solvers.result import LPTooLargeError
-from ...solvers.solve import check_time_limit
+from ...solvers.options import check_time_limit
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
 

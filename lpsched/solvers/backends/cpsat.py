@@ -25,7 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ...formulations.time_indexed import TimeIndexedMatrix
-from ..progress import Progress
+from ..progress import Observer
 from ..result import Answer, run_interruptible
 
 __all__ = ["BuildTimeout", "build_cpsat", "configure_solver", "solution_callback", "solve_mip"]
@@ -112,7 +112,7 @@ def configure_solver(
     threads: int | None,
     mip_gap: float = 0.0,
     verbose: bool = False,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
     on_bound: Callable[[float], None] | None = None,
 ) -> None:
     """Set up a ``CpSolver`` as every lpsched CP-SAT run is: limits, workers, log, bound feed.
@@ -128,7 +128,7 @@ def configure_solver(
         ``relative_gap_limit``.
     verbose : bool
         ``log_search_progress`` on the standard output (without ``progress``).
-    progress : Progress, optional
+    progress : Observer, optional
         Receives the log (when its ``log`` is on) and each new bound.
     on_bound : callable, optional
         Called with each bound CP-SAT reports (``best_bound_callback``, rounds).
@@ -170,7 +170,7 @@ def solve_mip(
     mip_gap: float = 0.0,
     threads: int | None = None,
     verbose: bool = False,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
 ) -> Answer:
     """Build and run CP-SAT on the model of ``mat`` and map its status.
 
@@ -188,7 +188,7 @@ def solve_mip(
         ``num_workers``.
     verbose : bool
         ``log_search_progress`` on the standard output (without ``progress``).
-    progress : Progress, optional
+    progress : Observer, optional
         Receives the log (when its ``log`` is on), each solution's TEL and each new bound.
 
     Returns
@@ -271,7 +271,7 @@ def _solution_callback_class() -> type:
         callback itself (to read the solution's values) to ``on_solution``."""
 
         def __init__(
-            self, progress: Progress | None, on_solution: Callable[[object], None] | None
+            self, progress: Observer | None, on_solution: Callable[[object], None] | None
         ) -> None:
             super().__init__()
             self.progress = progress
@@ -289,7 +289,7 @@ def _solution_callback_class() -> type:
 
 
 def solution_callback(
-    progress: Progress | None = None, on_solution: Callable[[object], None] | None = None
+    progress: Observer | None = None, on_solution: Callable[[object], None] | None = None
 ):
     """A ``CpSolverSolutionCallback`` feeding ``progress`` and calling ``on_solution(cb)`` on
     each solution, from CP-SAT's thread (OR-Tools imported on first use). Source: ours."""

@@ -38,7 +38,7 @@ import numpy as np
 from ...formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
 from ...formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
 from ...schedule import memory_at
-from ..progress import Progress
+from ..progress import Observer
 from ..result import Answer, run_interruptible
 
 __all__ = [
@@ -95,7 +95,7 @@ def new_highs():
     return _quiet_highs_class()()
 
 
-def attach_progress(h, progress: Progress) -> None:
+def attach_progress(h, progress: Observer) -> None:
     """Feed ``progress`` from the callbacks of the ``highspy.Highs`` object ``h``.
 
     With ``progress.log_enabled`` HiGHS' log goes to :meth:`Progress.log` (``output_flag`` on,
@@ -127,7 +127,7 @@ def build_highs(
     mip_gap: float = 0.0,
     threads: int | None = None,
     verbose: bool = False,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
     integer_units: np.ndarray | None = None,
 ):
     """A ``highspy.Highs`` holding the model, ready to ``run()``.
@@ -146,7 +146,7 @@ def build_highs(
         HiGHS ``threads`` option.
     verbose : bool, default False
         HiGHS log on the C standard output (without ``progress``).
-    progress : Progress, optional
+    progress : Observer, optional
         Receives the log (when its ``log`` is on), the incumbent and the bound
         (:func:`attach_progress`).
     integer_units : ndarray of bool, shape (U,), optional
@@ -324,7 +324,7 @@ def solve_mip(
     mip_gap: float = 0.0,
     threads: int | None = None,
     verbose: bool = False,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
     cover_cuts: int = 0,
     repair_rounds: int = REPAIR_ROUNDS,
 ) -> Answer:
@@ -485,7 +485,7 @@ def _overflow_rounds(mat: TimeIndexedMatrix, start: np.ndarray) -> list[int]:
 
 
 def solve_lp(
-    mat: TimeIndexedMatrix, time_limit: float | None = None, progress: Progress | None = None
+    mat: TimeIndexedMatrix, time_limit: float | None = None, progress: Observer | None = None
 ) -> tuple[float, np.ndarray]:
     """Solve the LP relaxation of ``mat`` with HiGHS (``progress``: see :func:`build_highs`).
 

@@ -21,7 +21,7 @@ import numpy as np
 from ...formulations.horizon import Horizon
 from ...formulations.time_indexed import build_model, starts_from_pyomo
 from ...instance import Instance
-from ..progress import Progress
+from ..progress import Observer
 from ..result import Answer, run_interruptible
 
 __all__ = ["appsi_highs", "solve_mip", "solve_lp"]
@@ -75,7 +75,7 @@ def solve_mip(
     time_limit: float | None = None,
     mip_gap: float = 0.0,
     verbose: bool = False,
-    progress: Progress | None = None,
+    progress: Observer | None = None,
     info: dict[str, Any] | None = None,
 ) -> Answer:
     """Build the Pyomo MIP at horizon ``hz`` and solve it with ``appsi_highs``.
@@ -90,7 +90,7 @@ def solve_mip(
         Seconds for the build and the solve together (HiGHS gets what the build left).
     mip_gap, verbose
         See :func:`appsi_highs`.
-    progress : Progress, optional
+    progress : Observer, optional
         Receives the HiGHS log when its ``log`` is on, and the final incumbent and bound.
     info : dict, optional
         Receives the model size (``columns``, ``rows``, ``nonzeros``).
@@ -154,7 +154,7 @@ def solve_mip(
 class _LogStream:
     """A text stream whose writes go to :meth:`Progress.log` (appsi streams to ``sys.stdout``)."""
 
-    def __init__(self, progress: Progress | None) -> None:
+    def __init__(self, progress: Observer | None) -> None:
         self.progress = progress
 
     def write(self, text: str) -> int:

@@ -1,0 +1,86 @@
+"""The contract of a certify method: one :class:`Method`, run on the best schedule so far.
+
+A method improves the upper side (a better schedule), the lower side (a better valid lower
+bound on the optimal TEL) or both. :func:`lpsched.certify.certify` runs the methods of a plan
+(:mod:`lpsched.certify.plan`) one after the other within one wall-clock budget, and
+``lpsched bound --method NAME`` runs one lower-side method alone. Every method is an entry of
+:data:`lpsched.certify.methods.METHODS`; a new one is one module in ``certify/methods/`` and one
+line there (``docs/architecture.md``, "A bound method").
+
+Source: ours (issue 20: one home and one signature for the methods of issue 11).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..instance import Instance
+from ..schedule import Schedule
+from ..solvers.options import SolveOptions
+from ..solvers.progress import Observer
+
+__all__ = ["Method", "SIDES"]
+
+#: What a method improves: ``lower`` (bounds), ``upper`` (schedules) or ``both``.
+SIDES = ("lower", "upper", "both")
+
+
+@dataclass(frozen=True)
+class Method:
+    """One certify method: its name, the side it improves, and how to run it.
+
+    Attributes
+    ----------
+    name : str
+        The name in the plans, in ``lpsched bound --method`` and in the certify log.
+    side : {"lower", "upper", "both"}
+        What it improves (:data:`SIDES`); ``lower`` and ``both`` methods are choices of
+        ``lpsched bound --method``.
+    summary : str
+        One line for the command line's help and the docs.
+    run : callable
+        ``run(instance, schedule, options, observer) -> None``:
+
+        * ``instance`` -- the :class:`~lpsched.instance.Instance`, arrivals shifted to start
+          at round 0 (:func:`~lpsched.solvers.options.shift_arrivals`);
+        * ``schedule`` -- a feasible :class:`~lpsched.schedule.Schedule` of it, the best so
+          far (its TEL fixes the tight horizon, SPEC section 3);
+        * ``options`` -- :class:`~lpsched.solvers.options.SolveOptions`: ``time_limit`` is the
+          method's budget in seconds (None: run to its end), ``threads``, ``seed``;
+        * ``observer`` -- :class:`~lpsched.solvers.progress.Observer`: the method reports each
+          better schedule to ``on_incumbent`` and each better valid lower bound (rounds) to
+          ``on_bound`` as it finds them, and solver log lines to ``log``.
+
+        It returns nothing: what it found went to the observer. It may raise
+        :class:`~lpsched.solvers.result.LPTooLargeError`, ``ValueError``, ``RuntimeError`` or
+        ``MemoryError`` (recorded as the method's failure; the next method runs) and
+        ``KeyboardInterrupt`` on Ctrl-C, after reporting what it found.
+    needs_schedule : bool, default True
+        False when the method ignores ``schedule``: ``lpsched bound`` then skips the list
+        policies that give one.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``side``, or an empty ``name``.
+    """
+
+    name: str
+    side: str
+    summary: str
+    run: Callable[[Instance, Schedule, SolveOptions, Observer], None]
+    needs_schedule: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise ValueError(f"a method needs a name, got {self.name!r}")
+        if self.side not in SIDES:
+            raise ValueError(
+                f"method {self.name!r}: side must be one of {', '.join(SIDES)}, got {self.side!r}"
+            )
+
+    @property
+    def bounds(self) -> bool:
+        """True for a method that proves lower bounds (``lower`` or ``both``)."""
+        return self.side in ("lower", "both")
