@@ -1,0 +1,206 @@
+"""Instance JSON (SPEC section 9): the format's keys, the object of an instance and back, and
+the instance file reader and writer."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..instance import Instance, InstanceError, int_field, quote
+from ._common import _brief, _unknown_keys
+from .atomic import atomic_write_text
+from .json_text import _first_nonfinite, load_json
+
+__all__ = [
+    "INSTANCE_KEYS",
+    "REQUEST_KEYS",
+    "INSTANCE_FORMAT",
+    "INSTANCE_VERSION",
+    "instance_to_dict",
+    "instance_from_dict",
+    "read_instance",
+    "write_instance",
+]
+
+INSTANCE_FORMAT = "lpsched/instance"
+INSTANCE_VERSION = 1
+#: The keys of an instance JSON object and of one request (SPEC section 9); any other key is an
+#: error, except under ``metadata`` (free-form).
+INSTANCE_KEYS = ("format", "version", "name", "memory", "requests", "metadata")
+REQUEST_KEYS = ("id", "prefill", "decode", "arrival", "decode_lo", "decode_hi")
+
+
+def instance_to_dict(instance: Instance) -> dict[str, Any]:
+    """The SPEC section 9 instance JSON object of ``instance`` (``arrival`` always written).
+
+    Source: SPEC section 9.
+    """
+    reqs = []
+    for i in range(instance.n):
+        r: dict[str, Any] = {
+            "id": instance.ids[i],
+            "prefill": int(instance.prefill[i]),
+            "decode": int(instance.decode[i]),
+            "arrival": int(instance.arrival[i]),
+        }
+        if instance.decode_lo is not None:
+            assert instance.decode_hi is not None  # an instance has both bounds or neither
+            r["decode_lo"] = int(instance.decode_lo[i])
+            r["decode_hi"] = int(instance.decode_hi[i])
+        reqs.append(r)
+    return {
+        "format": INSTANCE_FORMAT,
+        "version": INSTANCE_VERSION,
+        "name": instance.name,
+        "memory": instance.memory,
+        "requests": reqs,
+        "metadata": dict(instance.metadata),
+    }
+
+
+def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
+    """Parse a SPEC section 9 instance object (already decoded from JSON).
+
+    Parameters
+    ----------
+    data : object
+        The decoded JSON value.
+    source : str
+        The file it came from, named in every error.
+
+    Returns
+    -------
+    Instance
+
+    Raises
+    ------
+    InstanceError
+        Wrong format or version, a missing or mistyped field; names source, request, field.
+    """
+    if not isinstance(data, dict):
+        raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
+    _unknown_keys(data, INSTANCE_KEYS, source)
+    for key, kind in (("name", str), ("metadata", dict)):
+        if key in data and not isinstance(data[key], kind):
+            raise InstanceError(
+                f"{source}: field '{key}' must be a JSON {'string' if kind is str else 'object'}"
+            )
+    nonfinite = _first_nonfinite(data.get("metadata"), "metadata")
+    if nonfinite is not None:
+        raise InstanceError(
+            f"{source}: field {quote(nonfinite[0])} is {nonfinite[1]!r}, not a JSON number "
+            "(NaN and infinities cannot be written back)"
+        )
+    fmt = data.get("format", INSTANCE_FORMAT)
+    if fmt != INSTANCE_FORMAT:
+        raise InstanceError(
+            f"{source}: field 'format' is {_brief(fmt)}, expected {INSTANCE_FORMAT!r}"
+        )
+    version = data.get("version", INSTANCE_VERSION)
+    if version != INSTANCE_VERSION or isinstance(version, bool):
+        raise InstanceError(f"{source}: field 'version' is {_brief(version)}; this lpsched reads 1")
+    for key in ("memory", "requests"):
+        if key not in data:
+            raise InstanceError(f"{source}: missing field '{key}'")
+    requests = data["requests"]
+    if not isinstance(requests, list):
+        raise InstanceError(f"{source}: field 'requests' must be a list")
+    if not requests:
+        raise InstanceError(f"{source}: field 'requests' is empty")
+    cols: dict[str, list[int]] = {
+        k: [] for k in ("prefill", "decode", "arrival", "decode_lo", "decode_hi")
+    }
+    ids = []
+    with_interval = any(
+        isinstance(r, dict) and ("decode_lo" in r or "decode_hi" in r) for r in requests
+    )
+    for pos, r in enumerate(requests):
+        if not isinstance(r, dict):
+            raise InstanceError(f"{source}: request at position {pos} is not an object")
+        rid = r.get("id", f"r{pos}")
+        if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+            raise InstanceError(
+                f"{source}: request at position {pos}: field 'id' must be a "
+                f"string or an integer, got {_brief(rid)}"
+            )
+        rid = str(rid)
+        ids.append(rid)
+        who = f"request {quote(rid)}"
+        _unknown_keys(r, REQUEST_KEYS, source, who)
+        for key in cols:
+            optional = key == "arrival" or (key.startswith("decode_") and not with_interval)
+            if key not in r:
+                if key == "arrival":
+                    cols[key].append(0)
+                    continue
+                if optional:
+                    continue
+                raise InstanceError(f"{source}: {who}: missing field '{key}'")
+            cols[key].append(int_field(r[key], source, who, key))
+    return Instance(
+        memory=int_field(data["memory"], source, "instance", "memory"),
+        prefill=cols["prefill"],
+        decode=cols["decode"],
+        arrival=cols["arrival"],
+        ids=tuple(ids),
+        decode_lo=cols["decode_lo"] if with_interval else None,
+        decode_hi=cols["decode_hi"] if with_interval else None,
+        name=str(data.get("name", Path(source).stem if source != "<memory>" else "instance")),
+        metadata=data.get("metadata") or {},
+        source=source,
+    )
+
+
+def read_instance(path: str | os.PathLike[str]) -> Instance:
+    """Read an instance JSON file (SPEC section 9).
+
+    Parameters
+    ----------
+    path : path-like
+        The instance file (a trace CSV has no memory budget: see :func:`~.traces.read_trace_csv` and
+        :func:`lpsched.generators.workloads.from_traces`).
+
+    Returns
+    -------
+    Instance
+
+    Raises
+    ------
+    InstanceError
+        Missing file, empty file, malformed JSON, or invalid data; the message names the file,
+        the request and the field.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InstanceError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{p}: is a directory, not an instance file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{p}: cannot read: {exc}") from None
+    if not text.strip():
+        raise InstanceError(f"{p}: the file is empty")
+    return instance_from_dict(load_json(text, p), source=str(p))
+
+
+def write_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
+    """Write ``instance`` as SPEC section 9 JSON (one request per line, stable key order).
+
+    The write is atomic (:func:`~.atomic.atomic_write_text`). Raises
+    :class:`~.atomic.WriteError` naming the path when it cannot be written (the previous file,
+    if any, intact) and ``ValueError`` for metadata that is not JSON (NaN, infinity, objects
+    JSON cannot hold), before anything is written.
+    """
+    data = instance_to_dict(instance)
+    reqs = data.pop("requests")
+    try:
+        head = json.dumps(data, indent=1, allow_nan=False)[:-2]
+    except (TypeError, ValueError) as exc:
+        raise InstanceError(
+            f"{path}: cannot write instance {quote(instance.name)}: {exc}"
+        ) from None
+    lines = ",\n  ".join(json.dumps(r) for r in reqs)
+    atomic_write_text(path, f'{head},\n "requests": [\n  {lines}\n ]\n}}\n')

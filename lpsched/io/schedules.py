@@ -1,0 +1,380 @@
+"""Schedule JSON (SPEC section 9; runs: SPEC section 6): the format's keys, the object of a
+schedule, and the schedule file writer and reader (version 2, and version 1 still read)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..instance import MAX_VALUE, Instance, InstanceError, int_field, quote
+from ..schedule import Schedule
+from ._common import _brief, _unknown_keys
+from .atomic import atomic_write_text
+from .json_text import load_json
+
+__all__ = [
+    "SCHEDULE_KEYS",
+    "SCHEDULE_REQUEST_KEYS",
+    "SCHEDULE_KEYS_V1",
+    "SCHEDULE_FORMAT",
+    "SCHEDULE_VERSION",
+    "schedule_to_dict",
+    "write_schedule",
+    "read_schedule",
+]
+
+SCHEDULE_FORMAT = "lpsched/schedule"
+SCHEDULE_VERSION = 2
+#: The keys of a schedule JSON object (version 2) and of one of its requests (SPEC section 9,
+#: runs: SPEC section 6), and those of version 1 (positional ``start``, still read).
+SCHEDULE_KEYS = (
+    "format",
+    "version",
+    "instance",
+    "policy",
+    "tel",
+    "makespan",
+    "peak_memory",
+    "evictions",
+    "wasted_tokens",
+    "requests",
+)
+SCHEDULE_REQUEST_KEYS = ("id", "arrival", "start", "completion", "runs")
+SCHEDULE_KEYS_V1 = (
+    "format",
+    "version",
+    "instance",
+    "policy",
+    "start",
+    "completion",
+    "tel",
+    "runs",
+    "evictions",
+    "wasted_tokens",
+)
+
+
+def _request_runs(schedule: Schedule) -> list[list[list[int]]] | None:
+    """The runs of each request as ``[start, end, completed]`` triples sorted by start, or None
+    without a run record (SPEC section 6)."""
+    if schedule.runs is None:
+        return None
+    n = schedule.instance.n
+    out: list[list[list[int]]] = [[] for _ in range(n)]
+    for req, p, end, done in sorted(schedule.runs.tolist(), key=lambda r: (r[0], r[1:])):
+        if not 0 <= req < n:
+            raise ValueError(
+                f"cannot write schedule {schedule.policy!r}: a run names request index {req} "
+                f"of an instance of {n} requests"
+            )
+        out[req].append([p, end, done])
+    for i, rows in enumerate(out):
+        if not rows:
+            raise ValueError(
+                f"cannot write schedule {schedule.policy!r}: request "
+                f"{quote(schedule.instance.ids[i])} has no run in the run record"
+            )
+    return out
+
+
+def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+    """The SPEC section 9 schedule JSON object (version 2) of ``schedule``.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        Any schedule (feasible or not) of its instance.
+
+    Returns
+    -------
+    dict
+        ``format``, ``version`` (2), ``instance`` (its name), ``policy``, ``tel`` (rounds),
+        ``makespan`` (rounds), ``peak_memory`` (tokens) and ``requests``: one object per
+        request in instance order, ``{"id", "arrival", "start", "completion"}`` (rounds). With
+        a run record (evicting policies, SPEC section 6) also ``evictions`` and
+        ``wasted_tokens``, and a request whose runs are not just ``[start, completion, 1]`` gets
+        ``runs``: every run as ``[start, end, completed]``, sorted by start.
+
+    Raises
+    ------
+    ValueError
+        The run record cannot be written: a run names a request index outside the instance,
+        or a request has no run.
+
+    Notes
+    -----
+    Source: SPEC section 9 (runs: SPEC section 6).
+    """
+    inst = schedule.instance
+    per_request = _request_runs(schedule)
+    requests = []
+    for i in range(inst.n):
+        p, c = int(schedule.start[i]), int(schedule.completion[i])
+        r: dict[str, Any] = {"id": inst.ids[i], "arrival": int(inst.arrival[i]), "start": p}
+        r["completion"] = c
+        if per_request is not None and per_request[i] != [[p, c, 1]]:
+            r["runs"] = per_request[i]
+        requests.append(r)
+    out: dict[str, Any] = {
+        "format": SCHEDULE_FORMAT,
+        "version": SCHEDULE_VERSION,
+        "instance": inst.name,
+        "policy": schedule.policy,
+        "tel": schedule.tel,
+        "makespan": schedule.makespan,
+        "peak_memory": schedule.peak_memory,
+    }
+    if per_request is not None:
+        out.update(evictions=schedule.evictions, wasted_tokens=schedule.wasted_tokens)
+    out["requests"] = requests
+    return out
+
+
+def write_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
+    """Write ``schedule`` as SPEC section 9 schedule JSON (version 2) to ``path``.
+
+    One request per line, keys in a stable order (:func:`schedule_to_dict`). The write is
+    atomic (:func:`~.atomic.atomic_write_text`).
+
+    Raises
+    ------
+    WriteError
+        The file cannot be written; the message names the path (the previous file, if any,
+        intact).
+    ValueError
+        The schedule cannot be written (see :func:`schedule_to_dict`), before anything is
+        written.
+    """
+    data = schedule_to_dict(schedule)
+    reqs = data.pop("requests")
+    head = json.dumps(data, indent=1)[:-2]
+    lines = ",\n  ".join(json.dumps(r) for r in reqs)
+    atomic_write_text(path, f'{head},\n "requests": [\n  {lines}\n ]\n}}\n')
+
+
+def read_schedule(
+    path: str | os.PathLike[str], instance: Instance, *, check: bool = True
+) -> Schedule:
+    """Read a schedule JSON file (version 2, or the version 1 of earlier lpsched) of ``instance``.
+
+    Parameters
+    ----------
+    path : path-like
+        The schedule JSON (SPEC section 9).
+    instance : Instance
+        The instance it schedules: its name must match the file's ``instance`` field, and in
+        version 2 the request ids and arrivals must be the instance's, in its order.
+    check : bool, default True
+        Also refuse a schedule that breaks the model (a start before its arrival, a round
+        over ``M``, inconsistent runs); False reads it as it is, for inspecting infeasible
+        schedules (``lpsched check``).
+
+    Returns
+    -------
+    Schedule
+        With ``runs`` when the file has a run record (``evictions``, ``wasted_tokens`` or a
+        request's ``runs``): in version 2 the rows are ordered by request, then as listed
+        (``write_schedule`` lists a request's runs by start).
+
+    Raises
+    ------
+    InstanceError
+        Missing or malformed file, wrong format or version, an unknown key, a missing or
+        mistyped field, a request whose id or arrival is not the instance's, or a derived
+        value (``completion``, ``tel``, ``makespan``, ``peak_memory``, ``evictions``,
+        ``wasted_tokens``) that disagrees with the starts; with ``check``, an infeasible
+        schedule (the message says where). Every message names the file, and the request and
+        field when there is one.
+
+    Notes
+    -----
+    Source: SPEC section 9 (runs: SPEC section 6).
+    """
+    p = Path(path)
+    try:
+        data = load_json(p.read_text(encoding="utf-8-sig"), p)
+    except FileNotFoundError:
+        raise InstanceError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{p}: is a directory, not a schedule file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{p}: cannot read: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
+        raise InstanceError(f"{p}: field 'format' must be {SCHEDULE_FORMAT!r}")
+    version = data.get("version", 1)
+    if version not in (1, 2) or isinstance(version, bool):
+        raise InstanceError(
+            f"{p}: field 'version' is {_brief(version)}; this lpsched reads 1 and 2"
+        )
+    _unknown_keys(data, SCHEDULE_KEYS if version == 2 else SCHEDULE_KEYS_V1, str(p))
+    if "instance" in data and data["instance"] != instance.name:
+        raise InstanceError(
+            f"{p}: field 'instance' is {quote(data['instance'])}, but the instance "
+            f"given is {quote(instance.name)}"
+        )
+    policy = data.get("policy", "")
+    if not isinstance(policy, str):
+        raise InstanceError(f"{p}: field 'policy' must be a string, got {_brief(policy)}")
+    if version == 1:
+        start, runs = _v1_starts_and_runs(data, instance, str(p))
+    else:
+        start, runs = _v2_starts_and_runs(data, instance, str(p))
+    sched = Schedule(instance, np.asarray(start, dtype=np.int64), policy=policy, runs=runs)
+    derived: dict[str, Any] = {"tel": sched.tel}
+    if version == 1:
+        derived["completion"] = sched.completion.tolist()
+    else:
+        derived.update(makespan=sched.makespan, peak_memory=sched.peak_memory)
+    derived.update(evictions=sched.evictions, wasted_tokens=sched.wasted_tokens)
+    for key, value in derived.items():
+        if key in data and not _same_ints(data[key], value):
+            said = data[key]
+            shown = "the list given" if isinstance(said, list) else _brief(said)
+            raise InstanceError(
+                f"{p}: field {key!r} is {shown}, but the starts"
+                + (" and runs" if key in ("evictions", "wasted_tokens", "peak_memory") else "")
+                + (" give start + decode length" if key == "completion" else f" give {value}")
+            )
+    if check:
+        bad = sched.violations(limit=3)
+        if bad:
+            raise InstanceError(f"{p}: infeasible schedule: " + "; ".join(bad))
+    return sched
+
+
+def _start_field(value: Any, source: str, who: str, name: str = "start") -> int:
+    """A round in ``[0, 2^40]`` read from a schedule, or raise naming the request and field."""
+    v = int_field(value, source, who, name)
+    if not 0 <= v <= MAX_VALUE:
+        raise InstanceError(
+            f"{source}: {who}: field {name!r} must be a round in [0, 2^40], got {v}"
+        )
+    return v
+
+
+def _is_run_value(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 2 * MAX_VALUE
+
+
+def _v1_starts_and_runs(
+    data: dict[str, Any], instance: Instance, source: str
+) -> tuple[list[int], np.ndarray | None]:
+    """Version 1: a positional ``start`` list, ``runs`` rows ``[request, start, end, done]``."""
+    start = data.get("start")
+    if not isinstance(start, list) or len(start) != instance.n:
+        raise InstanceError(f"{source}: field 'start' must list {instance.n} integers")
+    values = [
+        _start_field(x, source, f"request {quote(instance.ids[i])}") for i, x in enumerate(start)
+    ]
+    runs = data.get("runs")
+    if runs is None:
+        return values, None
+    if not (
+        isinstance(runs, list)
+        and all(
+            isinstance(r, list) and len(r) == 4 and all(_is_run_value(v) for v in r) for r in runs
+        )
+    ):
+        raise InstanceError(
+            f"{source}: field 'runs' must list [request, start, end, completed] rows of "
+            "integers (rounds up to 2^41)"
+        )
+    if not runs:
+        raise InstanceError(
+            f"{source}: field 'runs' is empty; leave it out for a schedule without evictions"
+        )
+    for k, row in enumerate(runs):
+        if not 0 <= row[0] < instance.n:
+            raise InstanceError(
+                f"{source}: field 'runs', row {k}: request index {row[0]} is not in "
+                f"0..{instance.n - 1}"
+            )
+        if row[3] not in (0, 1):
+            raise InstanceError(
+                f"{source}: field 'runs', row {k}: completed must be 0 (cut short) or 1, "
+                f"got {row[3]!r}"
+            )
+    return values, np.asarray(runs, dtype=np.int64).reshape(-1, 4)
+
+
+def _v2_starts_and_runs(
+    data: dict[str, Any], instance: Instance, source: str
+) -> tuple[list[int], np.ndarray | None]:
+    """Version 2: one object per request (id, arrival, start, completion, runs), checked
+    against the instance."""
+    reqs = data.get("requests")
+    if not isinstance(reqs, list):
+        raise InstanceError(f"{source}: field 'requests' must be a list (missing or not a list)")
+    if len(reqs) != instance.n:
+        raise InstanceError(
+            f"{source}: field 'requests' lists {len(reqs)} requests, but instance "
+            f"{quote(instance.name)} has {instance.n}"
+        )
+    starts: list[int] = []
+    rows: list[list[int]] = []
+    with_runs = "evictions" in data or "wasted_tokens" in data
+    for pos, r in enumerate(reqs):
+        if not isinstance(r, dict):
+            raise InstanceError(f"{source}: request at position {pos} is not an object")
+        rid = r.get("id")
+        if "id" not in r or isinstance(rid, bool) or not isinstance(rid, (str, int)):
+            raise InstanceError(
+                f"{source}: request at position {pos}: field 'id' must be a string or an "
+                f"integer, got {'nothing' if 'id' not in r else _brief(rid)}"
+            )
+        if str(rid) != instance.ids[pos]:
+            raise InstanceError(
+                f"{source}: request at position {pos}: field 'id' is {quote(str(rid))}, but "
+                f"the instance has {quote(instance.ids[pos])} there (requests are listed in "
+                "instance order)"
+            )
+        who = f"request {quote(instance.ids[pos])}"
+        _unknown_keys(r, SCHEDULE_REQUEST_KEYS, source, who)
+        if "start" not in r:
+            raise InstanceError(f"{source}: {who}: missing field 'start'")
+        p = _start_field(r["start"], source, who)
+        o = int(instance.decode[pos])
+        for key, value, why in (
+            ("arrival", int(instance.arrival[pos]), "the instance says"),
+            ("completion", p + o, f"start {p} + decode length {o} give"),
+        ):
+            if key in r and not _same_ints(r[key], value):
+                raise InstanceError(
+                    f"{source}: {who}: field {key!r} is {_brief(r[key])}, but {why} {value}"
+                )
+        starts.append(p)
+        runs = r.get("runs", [[p, p + o, 1]])
+        with_runs = with_runs or "runs" in r
+        if not (
+            isinstance(runs, list)
+            and all(
+                isinstance(x, list)
+                and len(x) == 3
+                and all(_is_run_value(v) for v in x)
+                and x[2] in (0, 1)
+                for x in runs
+            )
+            and runs
+        ):
+            raise InstanceError(
+                f"{source}: {who}: field 'runs' must list one or more [start, end, completed] "
+                "triples of integers (rounds up to 2^41; completed 0 or 1)"
+            )
+        rows += [[pos, *x] for x in runs]
+    return starts, np.asarray(rows, dtype=np.int64).reshape(-1, 4) if with_runs else None
+
+
+def _same_ints(said: Any, value: int | list[int]) -> bool:
+    """Whether a value read from JSON is the integer (or list of integers) ``value``; integral
+    floats count (``5.0``), booleans do not."""
+    if isinstance(value, list):
+        return (
+            isinstance(said, list)
+            and len(said) == len(value)
+            and all(_same_ints(x, v) for x, v in zip(said, value, strict=True))
+        )
+    return not isinstance(said, bool) and isinstance(said, (int, float)) and said == value
