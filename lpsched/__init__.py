@@ -12,7 +12,14 @@ __version__ = "0.1.0"
 from .certify import CertifyResult, best_bound, certify  # noqa: E402
 from .executor import execute  # noqa: E402
 from .instance import Instance, InstanceError, Request  # noqa: E402
-from .io import read_instance, read_schedule, read_trace_csv, write_instance, write_schedule  # noqa: E402
+from .io import (  # noqa: E402
+    default_instance,
+    read_instance,
+    read_schedule,
+    read_trace_csv,
+    write_instance,
+    write_schedule,
+)
 from .policies.registry import POLICIES, list_policy, register_policy, run_policy  # noqa: E402
 from .schedule import InfeasibleScheduleError, Schedule  # noqa: E402
 from .solvers import (  # noqa: E402
@@ -30,6 +37,7 @@ __all__ = [
     "InstanceError",
     "Request",
     "read_instance",
+    "default_instance",
     "write_instance",
     "read_trace_csv",
     "Schedule",

@@ -32,10 +32,12 @@ import os  # noqa: F401
 
 from .atomic import WriteError, atomic_write_text
 from .instances import (
+    DEFAULT_INSTANCE_SPEC,
     INSTANCE_FORMAT,
     INSTANCE_KEYS,
     INSTANCE_VERSION,
     REQUEST_KEYS,
+    default_instance,
     instance_from_dict,
     instance_to_dict,
     read_instance,
@@ -60,6 +62,8 @@ from .traces import TRACE_PREFILL as TRACE_PREFILL
 from .traces import read_trace_csv, require_files
 
 __all__ = [
+    "default_instance",
+    "DEFAULT_INSTANCE_SPEC",
     "WriteError",
     "atomic_write_text",
     "INSTANCE_KEYS",

@@ -296,3 +296,24 @@ def test_write_instance_refuses_non_json_metadata_before_writing(tmp_path):
     with pytest.raises(InstanceError, match="cannot write instance"):
         write_instance(inst.replace(metadata={"rate": float("nan")}), path)
     assert not path.exists()
+
+
+def test_the_default_instance_is_package_data_and_the_generator_draw():
+    """lpsched/data/default.json (what a wheel ships), instances/default.json (what a reader of
+    the repository opens) and the generator call of DEFAULT_INSTANCE_SPEC are one instance."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from lpsched.generators.workloads import generate
+    from lpsched.io import DEFAULT_INSTANCE_SPEC, default_instance
+
+    root = Path(__file__).resolve().parents[2]
+    packaged = (root / "lpsched" / "data" / "default.json").read_bytes()
+    assert packaged == (root / "instances" / "default.json").read_bytes()
+    inst = default_instance()
+    spec = DEFAULT_INSTANCE_SPEC
+    drawn = generate(spec["workload"], spec["n"], spec["memory"], seed=spec["seed"])
+    assert inst.name == "default" and (inst.n, inst.memory) == (2000, 16492)
+    for field in ("prefill", "decode", "arrival"):
+        assert np.array_equal(getattr(inst, field), getattr(drawn, field)), field
