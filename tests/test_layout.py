@@ -1,6 +1,6 @@
-"""The guide of docs/architecture.md holds: a toy policy, solver back end and reproduction each
-need one module (here: a function in this file) and one registry entry, and nothing else, to
-reach the Python API and the command line."""
+"""The guide of docs/architecture.md holds: a toy policy, solver back end, bound method and
+reproduction each need one module (here: a function in this file) and one registry entry, and
+nothing else, to reach the Python API and the command line; and the research wall holds."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import lpsched
+from lpsched.certify import plan as certify_plan
+from lpsched.certify.method import Method
+from lpsched.certify.methods import METHODS, register_method
 from lpsched.cli import main
 from lpsched.executor import execute
 from lpsched.formulations.time_indexed import TimeIndexedMatrix
@@ -39,12 +43,14 @@ def inst_file():
 
 @pytest.fixture
 def clean_registries():
-    policies, reproductions = set(POLICIES), set(REPRODUCTIONS)
+    policies, reproductions, methods = set(POLICIES), set(REPRODUCTIONS), set(METHODS)
     yield
     for name in set(POLICIES) - policies:
         del POLICIES[name]
     for name in set(REPRODUCTIONS) - reproductions:
         del REPRODUCTIONS[name]
+    for name in set(METHODS) - methods:
+        del METHODS[name]
 
 
 def test_toy_policy(clean_registries, inst_file):
@@ -97,3 +103,43 @@ def test_toy_reproduction(clean_registries, tmp_path):
     assert out.exit_code == 0, out.output
     assert "|      3 | fcfs" in out.output
     assert (tmp_path / "toy.csv").read_text().count("\n") == 3  # header and two rows
+
+
+def test_toy_bound_method(clean_registries, monkeypatch, inst_file):
+    """A lower-bound method is one module (here: ``oracle``) and one registry line (here:
+    ``register_method``); the plans name it, and ``lpsched bound --method`` offers it."""
+    runs = []
+
+    def oracle(instance, schedule, options, observer):
+        # a toy that knows the proven optimum of mix10-s1 (instances/README.md): a valid bound
+        runs.append((schedule.tel, options.time_limit))
+        observer.on_bound(74.0)
+
+    register_method(Method("oracle", "lower", "the proven optimum, from the catalogue", oracle))
+    with pytest.raises(ValueError, match="exists already"):
+        register_method(Method("oracle", "lower", "again", oracle))
+    out = CliRunner().invoke(main, ["bound", str(inst_file), "--method", "oracle", "--json"])
+    assert out.exit_code == 0, out.output
+    got = json.loads(out.output)
+    assert (got["method"], got["bound"]) == ("oracle", 74.0)
+    monkeypatch.setitem(certify_plan.PLANS, "small", (("oracle", 1.0),))
+    res = lpsched.certify(INST, time_limit=30)
+    assert (res.bound, res.bound_method) == (74.0, "oracle") and res.objective >= 74
+    assert res.status == ("optimal" if res.objective == 74 else "gap")
+    assert res.info["plan"]["methods"] == ["oracle"] and len(runs) == 2
+    assert runs[-1][0] >= 74 and 0 < runs[-1][1] <= 30
+
+
+def test_the_research_wall():
+    """``import lpsched``, certify, the sweeps and plotting load nothing of lpsched.research:
+    only the command line imports it (pyproject.toml's import-linter wall)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lpsched, lpsched.certify.methods, lpsched.sweeps.engine, lpsched.plotting; "
+        "print([m for m in sys.modules if m.startswith('lpsched.research')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
