@@ -44,6 +44,7 @@ Source: ours (the limits measured in ``benchmarks/bench_exact.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
@@ -279,12 +280,4 @@ class SolveOptions:
 
     def replace(self, **changes: Any) -> SolveOptions:
         """A copy with ``changes`` (checked again)."""
-        fields = {
-            "time_limit": self.time_limit,
-            "threads": self.threads,
-            "mip_gap": self.mip_gap,
-            "seed": self.seed,
-            "max_nonzeros": self.max_nonzeros,
-        }
-        fields.update(changes)
-        return SolveOptions(**fields)
+        return dataclasses.replace(self, **changes)
