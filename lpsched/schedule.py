@@ -21,7 +21,7 @@ import numpy as np
 
 from .instance import MAX_VALUE, Instance, quote
 
-__all__ = ["Schedule", "memory_at", "latency_stats", "InfeasibleScheduleError"]
+__all__ = ["Schedule", "memory_at", "memory_peak", "latency_stats", "InfeasibleScheduleError"]
 
 
 class InfeasibleScheduleError(ValueError):
@@ -344,6 +344,36 @@ class Schedule:
                 f"{self.policy or 'schedule'} on {self.instance.name}: " + "; ".join(bad)
             )
         return self
+
+
+def memory_peak(schedule: Schedule) -> tuple[int, int | None]:
+    """Peak memory of a schedule and the first round it is reached.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        Any schedule, feasible or not (``lpsched check`` reports the peak of an infeasible
+        one, which may exceed ``M``).
+
+    Returns
+    -------
+    peak : int
+        ``max_t m(t)`` in tokens (0 when no run ends at a round ``>= 1``).
+    round : int or None
+        The first round ``t`` with ``m(t) = peak``; None when no run ends at a round ``>= 1``.
+
+    Notes
+    -----
+    ``m`` only grows between two ends of runs (SPEC section 2), so it peaks at the end of some
+    run: evaluating it at every distinct end round ``>= 1`` is exact. Source: SPEC section 2.
+    """
+    ends = np.unique(schedule.completion if schedule.runs is None else schedule.runs[:, 2])
+    ends = ends[ends >= 1]
+    if not ends.size:
+        return 0, None
+    mem = schedule.memory_at(ends)
+    k = int(np.argmax(mem))
+    return int(mem[k]), int(ends[k])
 
 
 def latency_stats(schedule: Schedule, round_s: float | None = None) -> dict[str, Any]:

@@ -8,8 +8,8 @@ import pytest
 from conftest import instance_and_order, instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_backfill import reference_backfill_starts
-from reference_cases import CASES
+from reference.backfill import reference_backfill_starts
+from reference.cases import CASES
 
 from lpsched import executor
 from lpsched.executor import execute
@@ -233,7 +233,7 @@ def test_identical_requests(s_plus, o, extra, n):
 # --------------------------------------------------------------------------- backfill identity
 #
 # The backfilling walk is a compiled kernel (lpsched.kernels) with an interpreted fallback; it
-# must reproduce the previous implementation (tests/reference_backfill.py) and the literal
+# must reproduce the previous implementation (tests/reference/backfill.py) and the literal
 # round-by-round executor exactly, with exact and with coarsened node fronts, both ways.
 
 

@@ -142,4 +142,3 @@ def test_the_research_wall():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
-

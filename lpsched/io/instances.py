@@ -237,4 +237,3 @@ def default_instance() -> Instance:
     """
     ref = resources.files("lpsched").joinpath("data/default.json")
     return instance_from_dict(json.loads(ref.read_text(encoding="utf-8")), source=str(ref))
-

@@ -208,7 +208,8 @@ def online_sorted_f(
     instance : Instance
         Requests with arrivals ``a_i`` (rounds).
     solver : {"auto", "dp", "swap", "quantile"}
-        Phase-1 solver; ``auto`` resolves by the instance's ``n`` (quantile for ``n >= 1000``).
+        Phase-1 solver; ``auto`` resolves by the instance's ``n``
+        (:func:`~lpsched.policies.sorted_f.resolve_phase1`).
     replan_every : int or None
         ``None``: re-plan on every arrival; ``H``: every ``H`` rounds (module docstring).
     sample_size, quantile, seed

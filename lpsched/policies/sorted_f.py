@@ -10,8 +10,10 @@ Three Phase-1 solvers, each returning a feasible ``X``:
 * ``dp`` -- exact, knapsack by cardinality (n <= 100);
 * ``swap`` -- local search with pairwise swaps, adds and removes (n <= 500; the paper's choice at
   n = 2000 for its headline);
-* ``quantile`` -- quantile greedy, O(sample + batch) per batch beyond the sort (n >= 1000);
-* ``auto`` -- ``dp`` for n <= 100, ``swap`` for n < 1000, ``quantile`` otherwise.
+* ``quantile`` -- quantile greedy, O(sample + batch) per batch beyond the sort;
+* ``auto`` -- ``dp`` for n <= :data:`DP_MAX_N`, ``swap`` up to n = :data:`SWAP_MAX_N`,
+  ``quantile`` above (:func:`resolve_phase1`: the one rule, used by ``run_policy`` and the
+  command line alike).
 
 Source: Wang, Ye, Zhou, arXiv 2508.06133, section 4 (Sorted-F and its Phase-1 solvers).
 """
@@ -607,15 +609,47 @@ def _remove_least(least, width, walk, count):
         level = kept
 
 
+#: ``auto`` uses the exact ``dp`` up to this many requests (the paper's choice, section 6).
+DP_MAX_N = 100
+#: ``auto`` uses ``swap`` up to this many requests, ``quantile`` above. Measured on the paper's
+#: mix (``benchmarks/bench_phase1.py --tel``, M = 16,492, 3 seeds): ``quantile``'s Sorted-F
+#: TEL is 1.35x ``swap``'s at n = 200 and 1.70-1.75x at n = 2,000-10,000, while ``swap`` takes
+#: 0.17 s at n = 2,000 (the paper's choice there), 0.8 s at 5,000 and 3.4 s at 10,000, growing
+#: about 4x per doubling of n; above this size ``quantile`` (0.03 s) keeps a run interactive.
+SWAP_MAX_N = 20_000
+
+
 def resolve_phase1(solver: str, n: int) -> str:
-    """The Phase-1 solver ``auto`` stands for at ``n`` requests (SPEC section 4)."""
+    """The Phase-1 solver ``solver`` stands for at ``n`` requests (SPEC section 4).
+
+    Parameters
+    ----------
+    solver : {"auto", "dp", "swap", "quantile"}
+    n : int
+        Requests to schedule.
+
+    Returns
+    -------
+    str
+        ``solver`` itself, or for ``auto``: ``dp`` for ``n <=`` :data:`DP_MAX_N`, ``swap`` for
+        ``n <=`` :data:`SWAP_MAX_N`, ``quantile`` above. The one place this default is decided.
+
+    Raises
+    ------
+    ValueError
+        Unknown solver.
+
+    Notes
+    -----
+    Source: SPEC section 4; the thresholds are ours, from the measurement above.
+    """
     if solver not in PHASE1_SOLVERS:
         raise ValueError(
             f"unknown Phase-1 solver {solver!r}; choose from {', '.join(PHASE1_SOLVERS)}"
         )
     if solver != "auto":
         return solver
-    return "dp" if n <= 100 else "swap" if n < 1000 else "quantile"
+    return "dp" if n <= DP_MAX_N else "swap" if n <= SWAP_MAX_N else "quantile"
 
 
 def _batches_by_selection(

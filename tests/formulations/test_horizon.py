@@ -4,7 +4,7 @@ through the exact solver that relies on them."""
 from __future__ import annotations
 
 import pytest
-from brute_force import REFERENCE, ref_instance
+from reference.brute_force import REFERENCE, ref_instance
 
 from lpsched.formulations import (
     HorizonError,

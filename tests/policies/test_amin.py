@@ -15,7 +15,7 @@ import pytest
 from conftest import instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_cases import CASES
+from reference.cases import CASES
 
 from lpsched.executor import execute
 from lpsched.generators.intervals import exact, multiplicative

@@ -2,7 +2,7 @@
 
 :class:`~lpsched.policies.planners.SortedFPlanner` keeps its sorted waiting set, the quantile
 sample positions and the compiled batch kernel between events. Its schedules (and re-plan counts)
-are compared with ``tests/reference_online.py``, a verbatim copy of the planner that re-planned
+are compared with ``tests/reference/online.py``, a verbatim copy of the planner that re-planned
 Phase 1 from the whole waiting set, on random instances with arrivals, for every Phase-1 solver and
 re-planning period; the kernels are checked against numpy and brute force. Every test runs with the
 compiled kernels and with their interpreted source (``backend`` fixture), so both routes of
@@ -16,8 +16,8 @@ import pytest
 from conftest import instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_online import SortedFPlanner as ReferencePlanner
-from reference_online import reference_online_sorted_f_starts
+from reference.online import SortedFPlanner as ReferencePlanner
+from reference.online import reference_online_sorted_f_starts
 
 from lpsched.eviction import execute_with_eviction
 from lpsched.generators.workloads import generate

@@ -1,5 +1,5 @@
 """The linear ``quantile`` Phase 1 (issue 13): the batches of the former doubling-window walk
-(``tests/reference_quantile.py``, commit b7a4cff) with the kernels compiled and interpreted, and
+(``tests/reference/quantile.py``, commit b7a4cff) with the kernels compiled and interpreted, and
 each kernel against a brute-force or numpy equivalent."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import reference_quantile
+from reference import quantile as reference_quantile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_cases import CASES
+from reference.cases import CASES
 
 from lpsched.instance import Instance
 from lpsched.policies.sorted_f import (
@@ -177,7 +177,9 @@ def test_resolve_phase1():
     assert resolve_phase1("auto", 100) == "dp"
     assert resolve_phase1("auto", 101) == "swap"
     assert resolve_phase1("auto", 999) == "swap"
-    assert resolve_phase1("auto", 1000) == "quantile"
+    assert resolve_phase1("auto", 2000) == "swap"  # the paper's choice at n = 2000
+    assert resolve_phase1("auto", 20_000) == "swap"
+    assert resolve_phase1("auto", 20_001) == "quantile"
     assert resolve_phase1("swap", 5) == "swap"
     with pytest.raises(ValueError, match="dp"):
         resolve_phase1("greedy", 5)

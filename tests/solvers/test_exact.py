@@ -10,7 +10,7 @@ import math
 import highspy
 import numpy as np
 import pytest
-from brute_force import IDS, REFERENCE, brute_force_tel, ref_instance, tiny_instances  # noqa: E402
+from reference.brute_force import IDS, REFERENCE, brute_force_tel, ref_instance, tiny_instances  # noqa: E402
 from hypothesis import HealthCheck, given, settings
 
 from lpsched.formulations import (

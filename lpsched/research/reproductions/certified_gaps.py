@@ -56,8 +56,8 @@ from ...generators.small import EXACT_WORKLOADS
 from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
 from ...instance import Instance
 from ...policies.registry import run_policy
-from ...solvers.result import LPTooLargeError
 from ...solvers.options import check_time_limit
+from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
 

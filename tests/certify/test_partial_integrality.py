@@ -10,7 +10,7 @@ from pathlib import Path
 import highspy
 import numpy as np
 import pytest
-from brute_force import brute_force_tel, tiny_instances
+from reference.brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

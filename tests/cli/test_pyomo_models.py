@@ -11,7 +11,7 @@ from pathlib import Path
 import highspy
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYOMO = Path(sys.executable).parent / "pyomo"
 INSTANCE = ROOT / "instances" / "exact" / "mix10-s1.json"
 OPTIMUM, LP_VALUE = 74, 69.541863  # proven optimum and LP bound (tight horizon) of mix10-s1

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from brute_force import brute_force_tel, tiny_instances
+from reference.brute_force import brute_force_tel, tiny_instances
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 

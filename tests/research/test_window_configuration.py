@@ -10,7 +10,7 @@ import itertools
 import highspy
 import numpy as np
 import pytest
-from brute_force import REFERENCE, brute_force_tel, ref_instance, tiny_instances
+from reference.brute_force import REFERENCE, brute_force_tel, ref_instance, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -2,7 +2,7 @@
 
 A verbatim copy, at commit b7a4cff, of ``execute_online`` (``lpsched/policies/online.py``),
 ``SortedFPlanner`` (``lpsched/policies/planners.py``, which re-plans from the whole waiting set) and
-of ``QuantileGreedy.step`` (``lpsched/policies/sorted_f.py``, frozen in ``reference_quantile``
+of ``QuantileGreedy.step`` (``lpsched/policies/sorted_f.py``, frozen in ``reference/quantile.py``
 so that this reference keeps the batches of that commit). The tests compare the new
 planner's schedules with :func:`reference_online_sorted_f_starts`. Not part of the package.
 """
@@ -14,7 +14,7 @@ import time
 from bisect import bisect_left, insort
 
 import numpy as np
-from reference_quantile import QuantileGreedy
+from reference.quantile import QuantileGreedy
 
 from lpsched.executor import FutureMemory
 from lpsched.instance import Instance

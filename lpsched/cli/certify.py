@@ -1,0 +1,99 @@
+"""``lpsched certify``: the best schedule, the best lower bound and the certified gap of an
+instance, by :func:`lpsched.certify.certify`."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from ..io import write_schedule
+from ..solvers.progress import cli_progress
+from .common import (
+    bad_input,
+    finite,
+    interrupted,
+    json_option,
+    load_instance,
+    schedule_line,
+    signals_as_interrupt,
+    solver_chatter_to_stderr,
+    verbose_option,
+)
+
+
+@click.command()
+@click.argument("instance", required=False)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    callback=finite,
+    help="Seconds for the whole run (the list policies always finish first).",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="HiGHS / CP-SAT threads (default: theirs).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the searches.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the best schedule found as schedule JSON.",
+)
+@json_option
+@verbose_option
+@bad_input
+def certify(
+    instance: str | None,
+    time_limit: float,
+    threads: int | None,
+    seed: int,
+    output: str | None,
+    as_json: bool,
+    verbose: bool,
+) -> None:
+    """The best schedule, the best valid lower bound and the certified gap of INSTANCE
+    (default: the shipped default instance), choosing methods by its size.
+
+    Prints the schedule's TEL and the method that found it, the bound and the method that
+    proved it, the gap, and which method improved which side when. Status 'optimal' only
+    when the bound meets the TEL. Ctrl-C or SIGTERM stops it: the best schedule and bound so
+    far are printed (and written with -o), exit code 130.
+    """
+    from ..certify import CertifyInterrupted
+    from ..certify import certify as run_certify
+
+    if output is not None:  # before a run of minutes, not after it
+        folder = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise click.BadParameter(f"{output}: cannot write there", param_hint="-o")
+    with signals_as_interrupt():
+        try:
+            inst = load_instance(instance)
+            stopped = False
+            try:
+                with solver_chatter_to_stderr(), cli_progress(verbose, "certify") as progress:
+                    res = run_certify(
+                        inst, time_limit, threads=threads, seed=seed, progress=progress
+                    )
+            except CertifyInterrupted as exc:
+                res, stopped = exc.result, True
+            if output is not None:
+                write_schedule(res.schedule, output)
+            click.echo(
+                json.dumps(res.to_dict())
+                if as_json
+                else res.summary() + schedule_line(res.schedule, output)
+            )
+        except KeyboardInterrupt:
+            interrupted("no schedule found yet")
+    if stopped:
+        kept = f"; the schedule is in {output}" if output else ""
+        interrupted(f"reported the best schedule and bound found so far{kept}")

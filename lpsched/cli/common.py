@@ -1,0 +1,251 @@
+"""What the commands of :mod:`lpsched.cli` share: loading instances, the exit codes of bad input
+and interruption, the solvers' output kept off standard output, and the common options.
+
+Every command module imports from here and from the library, never from another command module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import signal
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any, NoReturn
+
+import click
+
+from ..instance import Instance, InstanceError
+from ..io import default_instance, read_instance
+from ..policies.registry import PluginError, import_plugins, parse_policy
+from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
+from ..schedule import Schedule
+
+#: Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's convention).
+EXIT_INTERRUPTED = 130
+
+
+def load_instance(path: str | None) -> Instance:
+    """The instance file ``path``, or the shipped default without one (a trace CSV is refused
+    with the command that makes an instance of it)."""
+    if path is None:
+        return default_instance()
+    if path.lower().endswith(".csv"):
+        raise InstanceError(
+            f"{path}: a trace CSV has no memory budget; make an instance first with "
+            f"'lpsched generate --trace {path} -n N --memory M -o instance.json'"
+        )
+    return read_instance(path)
+
+
+def phase1_for(instance: Instance, phase1: str | None) -> str:
+    """The Sorted-F Phase-1 solver of the commands: ``phase1`` if given, else what ``auto``
+    stands for at the instance's size (:func:`lpsched.policies.sorted_f.resolve_phase1`, the
+    one rule, which ``run_policy`` applies too)."""
+    return resolve_phase1(phase1 or "auto", instance.n)
+
+
+class RegistryChoice(click.Choice):
+    """A ``click.Choice`` over a registry's names at the time of the call, so that entries
+    registered after import (plug-ins, tests) are valid choices too. Source: ours."""
+
+    def __init__(self, registry: Mapping[str, Any]) -> None:
+        self._registry = registry
+        super().__init__(list(registry))
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._registry)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:  # click's __init__ assigns a snapshot; ignore it
+        pass
+
+
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\n``, ``\\x1b``, ...), so that an
+    error message prints as one line and cannot send terminal escape sequences. Text quoted with
+    :func:`lpsched.instance.quote` is already escaped and passes unchanged."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
+def bad_input(fn):
+    """Turn data errors into exit code 1 with one line naming file, request and field (a write
+    that fails, :class:`lpsched.io.WriteError`, is an ``OSError`` naming the path)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (InstanceError, ValueError, KeyError, MemoryError, OSError) as exc:
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            click.echo(f"lpsched: error: {one_line(str(msg))}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+@contextlib.contextmanager
+def solver_chatter_to_stderr() -> Iterator[None]:
+    """Send what solvers print on the C-level standard output (HiGHS prints a banner whatever
+    its options) to standard error, so that standard output holds only our table or JSON."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no real file descriptor (e.g. under a test runner)
+        yield
+        return
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[None]:
+    """Inside the block SIGINT and SIGTERM raise ``KeyboardInterrupt``, so a ``kill`` (a batch
+    system's time-out, a container stop) stops the solver and keeps the results exactly as
+    Ctrl-C does, also when a shell started the command in the background with SIGINT
+    ignored. The previous handlers are restored afterwards."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    try:
+        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: signals never arrive here
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
+
+
+def interrupted(message: str) -> NoReturn:
+    """Say that the run was interrupted and what was kept; exit with :data:`EXIT_INTERRUPTED`."""
+    click.echo(f"lpsched: interrupted; {message}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """Option callback: refuse NaN and infinity (click's FloatRange lets them through)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"must be a finite number, got {value}")
+    return value
+
+
+def floats(text: str, option: str) -> list[float]:
+    """The comma-separated numbers of ``option`` (a usage error otherwise)."""
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise click.BadParameter(
+            f"expected comma-separated numbers, got {text!r}", param_hint=option
+        ) from None
+
+
+def policy_names(text: str, param: str) -> list[str]:
+    """The comma-separated policy names of ``param``, each checked against the registry."""
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    if not names:
+        raise click.BadParameter("no policy given", param_hint=param)
+    for name in names:
+        try:
+            parse_policy(name)
+        except KeyError as exc:
+            raise click.BadParameter(exc.args[0], param_hint=param) from None
+    return names
+
+
+#: Requests whose start ``exact`` prints in its text output (the rest in the schedule file).
+SHOWN_STARTS = 12
+
+
+def schedule_line(sched: Schedule | None, output: str | None) -> str:
+    """The ``schedule`` line of a text summary: start rounds by request id, and where the whole
+    schedule is (empty without a schedule)."""
+    if sched is None:
+        return ""
+    ids = sched.instance.ids
+    starts = sched.start[:SHOWN_STARTS].tolist()
+    shown = ", ".join(
+        f"{one_line(rid)} {p}" for rid, p in zip(ids[:SHOWN_STARTS], starts, strict=True)
+    )
+    more = f", ... ({len(ids)} requests)" if len(ids) > SHOWN_STARTS else ""
+    where = f"written to {output}" if output else "-o FILE writes the schedule JSON"
+    return f"\nschedule    start rounds {shown}{more}; {where}"
+
+
+# --------------------------------------------------------------------------- shared options
+
+
+def max_nonzeros_option(default: str):
+    """``--max-nonzeros N``: the model-size limit (``lpsched.solvers.solve``, README "Limits")."""
+    return click.option(
+        "--max-nonzeros",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help=f"Largest time-indexed model to build, in constraint-matrix non-zeros "
+        f"[default: {default}].",
+    )
+
+
+verbose_option = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Stream the solver log, with an incumbent / bound / gap line every 2 s, on standard "
+    "error (default: one live line when standard error is a terminal).",
+)
+
+#: ``--json``: one JSON object on standard output instead of the table.
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+
+
+def phase1_option(note: str = "(default as for 'run')"):
+    """``--phase1``: the Sorted-F Phase-1 solver (``lpsched.policies.sorted_f.PHASE1_SOLVERS``)."""
+    return click.option(
+        "--phase1",
+        type=click.Choice(PHASE1_SOLVERS),
+        default=None,
+        help=f"Sorted-F Phase-1 solver {note}.",
+    )
+
+
+def _import_modules(
+    ctx: click.Context, param: click.Parameter, modules: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Option callback of ``--import``: import the modules (which call
+    :func:`lpsched.register_policy`) before the policy names are checked. The current directory
+    is searched first, as by ``python -m``."""
+    if modules:
+        try:
+            import_plugins(modules)
+        except PluginError as exc:
+            raise click.BadParameter(one_line(str(exc))) from None
+    return modules
+
+
+#: ``--import MODULE`` of every command that takes policy names.
+import_option = click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    metavar="MODULE",
+    expose_value=False,
+    is_eager=True,
+    callback=_import_modules,
+    help="Import MODULE first (repeatable): a module that calls lpsched.register_policy, "
+    "found in the current directory or on PYTHONPATH. Installed plug-ins (entry points "
+    "'lpsched.policies') need no option.",
+)

@@ -1,0 +1,311 @@
+"""``lpsched run``, ``schedule``, ``priorities`` and ``policies``: the registered policies on an
+instance."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from ..generators.workloads import PAPER_MEMORY, PAPER_N, headline_ratios
+from ..instance import Instance
+from ..io import schedule_to_dict, write_priorities, write_schedule
+from ..policies.registry import POLICIES, PluginError, load_plugins, parse_policy, run_policy
+from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
+from ..solvers.result import LPTooLargeError
+from .common import (
+    bad_input,
+    import_option,
+    json_option,
+    load_instance,
+    max_nonzeros_option,
+    phase1_for,
+    phase1_option,
+    policy_names,
+    solver_chatter_to_stderr,
+)
+
+DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f"
+DEFAULT_ONLINE_POLICIES = "online-fcfs,online-mcsf,online-sorted-f"
+
+
+def _policy_options(inst: Instance, phase1: str | None, max_nonzeros: int | None) -> dict[str, Any]:
+    """The keyword arguments of :func:`lpsched.policies.registry.run_policy`."""
+    opts: dict[str, Any] = {"solver": phase1_for(inst, phase1)}
+    if max_nonzeros is not None:
+        opts["max_nonzeros"] = max_nonzeros
+    return opts
+
+
+@click.command()
+@click.argument("instance", required=False)
+@click.option(
+    "--policies",
+    default=None,
+    help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill "
+    f"[default: {DEFAULT_POLICIES}; with arrivals {DEFAULT_ONLINE_POLICIES}].",
+)
+@phase1_option(
+    f"[default: auto: dp up to n = {DP_MAX_N}, swap up to n = {SWAP_MAX_N:,} (the paper's choice "
+    "at n = 2000), quantile above]"
+)
+@json_option
+@max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@import_option
+@bad_input
+def run(
+    instance: str | None,
+    policies: str | None,
+    phase1: str | None,
+    as_json: bool,
+    max_nonzeros: int | None,
+) -> None:
+    """Compare policies on INSTANCE (default: the paper's setting, n = 2000, M = 16,492).
+
+    A policy that cannot run on this instance (the LP of sorted-lp too large) is reported
+    and skipped; the others still run.
+    """
+    if policies is not None:
+        names = policy_names(policies, "--policies")
+    inst = load_instance(instance)
+    if policies is None:
+        names = (DEFAULT_POLICIES if inst.offline else DEFAULT_ONLINE_POLICIES).split(",")
+    opts = _policy_options(inst, phase1, max_nonzeros)
+    solver = opts["solver"]
+    results, skipped = [], []
+    for name in names:
+        try:
+            with solver_chatter_to_stderr():
+                sched = run_policy(inst, name, **opts)
+        except LPTooLargeError as exc:
+            skipped.append({"policy": name, "error": str(exc)})
+            continue
+        sched.check()
+        results.append(
+            {
+                "policy": name,
+                **sched.summary(),  # tel, mean_latency, makespan, peak_memory
+                "evictions": sched.evictions,
+                "wasted_tokens": sched.wasted_tokens,
+                "runtime_s": sched.info["runtime_s"],
+            }
+        )
+    best = min((r["tel"] for r in results), default=None)
+    for r in results:
+        r["ratio_to_best"] = r["tel"] / best
+    paper = headline_ratios({r["policy"]: r["tel"] for r in results}) if inst.offline else []
+    papers_setting = (inst.n, inst.memory) == (PAPER_N, PAPER_MEMORY)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "instance": inst.name,
+                    "n": inst.n,
+                    "memory": inst.memory,
+                    "phase1": solver,
+                    "results": results,
+                    "skipped": skipped,
+                    "paper_ratios": paper,
+                }
+            )
+        )
+        return
+    click.echo(
+        f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens, "
+        f"Sorted-F Phase 1: {solver}"
+    )
+    headers = ["policy", "TEL (rounds)", "mean latency (rounds)", "ratio to best", "wall time (s)"]
+    evicting = any(r["evictions"] for r in results)
+    if evicting:
+        headers[4:4] = ["evictions", "wasted tokens"]
+    rows = []
+    for r in results:
+        row = [
+            r["policy"],
+            r["tel"],
+            f"{r['mean_latency']:.1f}",
+            f"{r['ratio_to_best']:.3f}",
+            f"{r['runtime_s']:.3f}",
+        ]
+        if evicting:
+            row[4:4] = [r["evictions"], r["wasted_tokens"]]
+        rows.append(row)
+    click.echo(
+        tabulate(
+            rows,
+            headers=headers,
+            disable_numparse=True,
+            colalign=("left",) + ("right",) * (len(headers) - 1),
+        )
+    )
+    for r in skipped:
+        click.echo(f"skipped {r['policy']}: {r['error']}")
+    if paper and papers_setting:
+        click.echo()
+        click.echo(
+            tabulate(
+                [[p["ratio"], f"{p['value']:.2f}", f"{p['paper']:.2f}"] for p in paper],
+                headers=["ratio of mean latency", "here", "paper"],
+                disable_numparse=True,
+                colalign=("left", "right", "right"),
+            )
+        )
+        click.echo(
+            f"paper: arXiv 2508.06133, section 6; n = {PAPER_N}, M = {PAPER_MEMORY:,}, 80% "
+            "LMSYS-Chat-1M conversations, 20% arXiv summarizations"
+        )
+    if not inst.offline and any(parse_policy(n)[0].backfill for n in names):
+        click.echo(
+            "note: this instance has arrivals; a strict list policy waits for the head "
+            "of its list to arrive (SPEC section 4). The online-* policies list only "
+            "arrived requests (SPEC section 5)."
+        )
+
+
+@click.command()
+@click.argument("instance")
+@click.option("--policy", required=True, help="Registry name (NAME+backfill allowed).")
+@phase1_option()
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the schedule JSON here (default: standard output).",
+)
+@max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON summary (policy, TEL, mean latency, ...; with the schedule "
+    "when there is no -o).",
+)
+@import_option
+@bad_input
+def schedule(
+    instance: str,
+    policy: str,
+    phase1: str | None,
+    output: str | None,
+    max_nonzeros: int | None,
+    as_json: bool,
+) -> None:
+    """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
+    policy_names(policy, "--policy")
+    inst = load_instance(instance)
+    opts = _policy_options(inst, phase1, max_nonzeros)
+    with solver_chatter_to_stderr():
+        sched = run_policy(inst, policy, **opts).check()
+    if output is not None:
+        write_schedule(sched, output)
+    if as_json:
+        summary: dict[str, Any] = {
+            "instance": inst.name,
+            "policy": policy,
+            **sched.summary(),  # tel, mean_latency, makespan, peak_memory
+            "evictions": sched.evictions,
+            "runtime_s": sched.info["runtime_s"],
+            "output": output,
+        }
+        if output is None:
+            summary["schedule"] = schedule_to_dict(sched)
+        click.echo(json.dumps(summary))
+    elif output is None:
+        click.echo(json.dumps(schedule_to_dict(sched)))
+    else:
+        click.echo(
+            f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
+            f"wrote {output}",
+            err=True,
+        )
+
+
+@click.command()
+@click.argument("instance")
+@click.option(
+    "--policy",
+    required=True,
+    help="Registry name of a policy with a fixed priority list: a list policy (fcfs, mcsf, size, "
+    "sorted-f, sorted-lp, plug-ins) or vllm, vllm-sf.",
+)
+@phase1_option()
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Write the JSON Lines here (one line per request).",
+)
+@max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@import_option
+@bad_input
+def priorities(
+    instance: str, policy: str, phase1: str | None, output: str, max_nonzeros: int | None
+) -> None:
+    """Write each request's priority under POLICY as JSON Lines, to replay in a serving engine.
+
+    One line per request, in instance order: {"id": ..., "priority": k}, k = the request's
+    position in the policy's list (0 first). Lower runs first, as vLLM's 'priority' scheduling
+    policy takes a request's 'priority' field (README, "Replaying a schedule in a serving
+    engine"). Policies that re-plan as they run (amax, amin, sorted-f-amin, online-*) have no
+    fixed list and are refused.
+    """
+    policy_names(policy, "--policy")
+    inst = load_instance(instance)
+    opts = _policy_options(inst, phase1, max_nonzeros)
+    with solver_chatter_to_stderr():
+        sched = run_policy(inst, policy, **opts)
+    order = sched.info.get("order")
+    if order is None:
+        raise ValueError(
+            f"policy {policy!r} has no fixed priority list (it re-plans as it runs); "
+            "use a list policy (fcfs, mcsf, size, sorted-f, sorted-lp, a plug-in) or vllm, vllm-sf"
+        )
+    write_priorities(inst, order, output)
+    click.echo(
+        f"{policy}: wrote {inst.n} priorities (0 runs first) to {output}; "
+        f"TEL of the policy here {sched.tel} rounds",
+        err=True,
+    )
+
+
+@click.command(name="policies")
+@import_option
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON list (name, description, options)."
+)
+@bad_input
+def list_policies(as_json: bool) -> None:
+    """List the registered policies, plug-ins included (entry points 'lpsched.policies').
+
+    A plug-in that fails to load is reported on standard error after the list (exit 1); the
+    others are listed.
+    """
+    try:
+        load_plugins()
+        failed = ""
+    except PluginError as exc:
+        failed = str(exc)
+    if as_json:
+        rows = [
+            {
+                "name": p.name,
+                "description": p.description,
+                "options": list(p.options),
+                "backfill": p.backfill,
+            }
+            for p in POLICIES.values()
+        ]
+        click.echo(json.dumps(rows))
+    else:
+        width = max(len(name) for name in POLICIES) + 2
+        for p in POLICIES.values():
+            click.echo(f"{p.name:{width}s}{p.description}")
+    if failed:
+        for line in failed.splitlines():
+            click.echo(f"lpsched: error: {line}", err=True)
+        sys.exit(1)

@@ -1,0 +1,179 @@
+"""``lpsched reproduce NAME``: a paper table from the reproductions' registry, its rows written
+as they finish so that a rerun resumes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..research.reproductions.registry import REPRODUCTIONS, accepts
+from ..sweeps.engine import SweepWorkerError
+from .common import (
+    RegistryChoice,
+    bad_input,
+    interrupted,
+    signals_as_interrupt,
+    solver_chatter_to_stderr,
+)
+
+
+def _time_limits_option(text: str) -> float | dict[int, float]:
+    """``--time-limits``: one number of seconds for every size, or ``N=S,N=S`` per size."""
+    try:
+        if "=" not in text:
+            return float(text)
+        pairs = [part.split("=") for part in text.split(",")]
+        return {int(n): float(s) for n, s in pairs}
+    except ValueError:
+        raise click.BadParameter(
+            f"expected seconds (e.g. 60) or comma-separated N=SECONDS (e.g. 30=60,2000=600), "
+            f"got {text!r}",
+            param_hint="--time-limits",
+        ) from None
+
+
+def _reproductions_epilog() -> str:
+    lines = ["\b", "Reproductions:"]
+    lines += [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()]
+    return "\n".join(lines)
+
+
+@click.command(epilog=_reproductions_epilog())
+@click.argument("name", type=RegistryChoice(REPRODUCTIONS))
+@click.option(
+    "--out",
+    "out_dir",
+    default="results",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the CSV and Markdown files.",
+)
+@click.option("--seeds", default=None, help="Comma-separated seeds (default: the study's).")
+@click.option(
+    "--sizes", default=None, help="Comma-separated numbers of requests n (default: the study's)."
+)
+@click.option(
+    "--time-limits",
+    default=None,
+    metavar="SPEC",
+    help="Solver seconds per instance: one number for every size, or N=SECONDS per size "
+    "(e.g. 30=60,200=300,2000=600) [default: the study's].",
+)
+@click.option(
+    "--trace-dir",
+    default=None,
+    type=click.Path(file_okay=False, exists=True),
+    help="Folder of the public traces for the real-input rows [default: the trace cache, "
+    "'lpsched traces path'; without the traces those rows are skipped, with a note].",
+)
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    metavar="SPEC",
+    help="A workload of the study (repeatable), e.g. --workload paper-scaled for "
+    "optimality-gaps, or a mixture spec for sensitivity [default: the study's].",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tasks computed at once: local processes, or Dask workers with --scheduler local "
+    "[default: all local cores, or the cluster's own workers with a scheduler address].",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="ADDRESS",
+    help="Send the tasks to the Dask scheduler at ADDRESS (tcp://HOST:PORT), or 'local' for a "
+    "LocalCluster of --workers processes. Needs: pip install 'lpsched[cluster]'.",
+)
+@click.option(
+    "--fresh", is_flag=True, help="Start over; the old CSV is kept as NAME.csv.bak-TIMESTAMP."
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse a CSV that holds rows of other parameters or versions (default: ignore them).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Name each task as it starts and ends.")
+@bad_input
+def reproduce(
+    name: str,
+    out_dir: str,
+    seeds: str | None,
+    sizes: str | None,
+    time_limits: str | None,
+    trace_dir: str | None,
+    workloads: tuple[str, ...],
+    workers: int | None,
+    scheduler: str | None,
+    fresh: bool,
+    strict: bool,
+    verbose: bool,
+) -> None:
+    """Reproduce a paper table; rows are written as they finish and a rerun resumes.
+
+    Every row records its parameters, the lpsched version and commit and the solver versions;
+    the table uses only rows that match this run. Ctrl-C or SIGTERM stops the run (exit 130)
+    and keeps every finished row; a worker process that dies (killed, out of memory) stops it
+    with exit code 1, the finished rows kept.
+    """
+    opts: dict[str, Any] = {
+        "workers": workers or (1 if scheduler not in (None, "local") else os.cpu_count() or 1),
+        "scheduler": scheduler,
+        "fresh": fresh,
+        "strict": strict,
+        "verbose": verbose,
+    }
+    repro = REPRODUCTIONS[name]
+    for option, text, least in (("seeds", seeds, 0), ("sizes", sizes, 1)):
+        if text is None:
+            continue
+        if not accepts(repro, option):
+            raise click.UsageError(f"'{name}' has no {option}; drop --{option}")
+        try:
+            values = [int(s) for s in text.split(",")]
+        except ValueError:
+            values = []
+        if not values or min(values) < least:
+            raise click.BadParameter(
+                f"expected comma-separated integers >= {least}, got {text!r}",
+                param_hint=f"--{option}",
+            )
+        opts[option] = list(dict.fromkeys(values))  # each value once
+    if time_limits is not None:
+        if not accepts(repro, "time_limits"):
+            raise click.UsageError(f"'{name}' has no time limits; drop --time-limits")
+        opts["time_limits"] = _time_limits_option(time_limits)
+    if trace_dir is not None:
+        if not accepts(repro, "trace_dir"):
+            raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
+        opts["trace_dir"] = trace_dir
+    if workloads:
+        chosen = list(dict.fromkeys(workloads))
+        if accepts(repro, "workloads"):
+            opts["workloads"] = chosen
+        elif accepts(repro, "workload") and len(chosen) == 1:
+            opts["workload"] = chosen[0]
+        elif accepts(repro, "workload"):
+            raise click.UsageError(f"'{name}' takes one --workload, got {len(chosen)}")
+        else:
+            raise click.UsageError(f"'{name}' has no workload option; drop --workload")
+    try:
+        with signals_as_interrupt(), solver_chatter_to_stderr():
+            table = repro.run(out_dir, **opts)
+    except KeyboardInterrupt:
+        interrupted(f"the finished rows are kept in {out_dir}/, rerun to resume")
+    except SweepWorkerError as exc:
+        click.echo(f"lpsched: error: {exc}", err=True)
+        sys.exit(1)
+    except ImportError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(table)
+    written = sorted(p.name for p in Path(out_dir).iterdir())
+    click.echo(f"\nresults in {out_dir}/: {', '.join(written)}", err=True)

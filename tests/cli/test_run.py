@@ -1,0 +1,287 @@
+"""``lpsched run``, ``schedule`` and ``policies``: the default instance, tables, JSON keys,
+schedule files, bad input and its exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lpsched.cli import main
+from lpsched.io import DEFAULT_INSTANCE_SPEC as DEFAULT_SPEC
+from lpsched.io import default_instance, read_instance, read_schedule
+from lpsched.policies.registry import run_policy
+
+DEFAULT_FILE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_run_and_run_policy_give_sorted_f_the_same_tel_on_the_default():
+    """One Phase-1 rule (policies/sorted_f.py): the command line and the library agree."""
+    r = invoke("run", "--policies", "sorted-f", "--json")
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.stdout)["results"]
+    assert row["tel"] == run_policy(default_instance(), "sorted-f").tel
+
+
+def test_default_is_the_papers_setting_and_run_prints_the_papers_ratios():
+    assert DEFAULT_SPEC == {"workload": "paper-mix", "n": 2000, "memory": 16492, "seed": 0}
+    r = invoke("run", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    tel = {x["policy"]: x["tel"] for x in data["results"]}
+    assert [(p["ratio"], p["paper"]) for p in data["paper_ratios"]] == [
+        ("FCFS / Sorted-F", 4.87),
+        ("MC-SF / Sorted-F", 2.09),
+    ]
+    assert data["paper_ratios"][0]["value"] == tel["fcfs"] / tel["sorted-f"]
+    assert data["paper_ratios"][1]["value"] == tel["mcsf"] / tel["sorted-f"]
+    r = invoke("run")
+    assert r.exit_code == 0
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("FCFS / Sorted-F"))
+    assert line.split() == ["FCFS", "/", "Sorted-F", f"{tel['fcfs'] / tel['sorted-f']:.2f}", "4.87"]
+    assert "arXiv 2508.06133" in r.stdout
+    # without FCFS, MC-SF and Sorted-F side by side there is nothing to compare
+    r = invoke("run", "--policies", "fcfs,size", "--json")
+    assert json.loads(r.stdout)["paper_ratios"] == []
+    # another setting: the JSON still has the ratios, the table does not compare with the paper
+    r = invoke("run", "instances/exact/mix12-s1.json")
+    assert r.exit_code == 0 and "paper" not in r.stdout
+    r = invoke("run", "instances/exact/mix12-s1.json", "--json")
+    assert len(json.loads(r.stdout)["paper_ratios"]) == 2
+
+
+def test_run_json_keys_and_consistency(tmp_path):
+    path = tmp_path / "i.json"
+    r = invoke(
+        "generate", "--workload", "conversation", "-n", "60", "--memory", "16492", "-o", str(path)
+    )
+    assert r.exit_code == 0, r.output
+    r = invoke("run", str(path), "--policies", "fcfs,mcsf,sorted-f,mcsf+backfill", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert {"instance", "n", "memory", "results"} <= set(data)
+    assert data["n"] == 60 and data["memory"] == 16492
+    assert [x["policy"] for x in data["results"]] == ["fcfs", "mcsf", "sorted-f", "mcsf+backfill"]
+    for x in data["results"]:
+        assert {"policy", "tel", "mean_latency", "runtime_s"} <= set(x)
+        assert abs(x["mean_latency"] - x["tel"] / 60) < 1e-9
+    assert min(x["ratio_to_best"] for x in data["results"]) == 1.0
+
+
+def test_run_table_and_schedule_file(tmp_path):
+    path = tmp_path / "i.json"
+    invoke("generate", "--workload", "code", "-n", "30", "--memory", "16492", "-o", str(path))
+    r = invoke("run", str(path))
+    assert r.exit_code == 0
+    assert "TEL (rounds)" in r.stdout and "sorted-f" in r.stdout
+    out = tmp_path / "s.json"
+    r = invoke("schedule", str(path), "--policy", "mcsf", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    sched = read_schedule(out, read_instance(path))
+    assert sched.feasible
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "lpsched/schedule" and doc["policy"] == "mcsf"
+    assert doc["tel"] == sched.tel
+
+
+def test_bad_input_exits_1_with_a_named_message(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps({"memory": 10, "requests": [{"id": "q7", "prefill": 8, "decode": 5}]})
+    )
+    r = invoke("run", str(bad))
+    assert r.exit_code == 1
+    assert "bad.json" in r.stderr and "q7" in r.stderr and "decode" in r.stderr
+    assert "Traceback" not in r.output
+    r = invoke("run", str(tmp_path / "missing.json"))
+    assert r.exit_code == 1 and "no such file" in r.stderr
+    r = invoke("run", "--policies", "nosuch")  # a usage error: exit 2
+    assert r.exit_code == 2 and "unknown policy" in r.stderr
+
+
+def test_usage_errors_exit_2():
+    assert invoke("run", "--bogus").exit_code == 2
+    assert invoke("generate", "-n", "0", "--memory", "5", "-o", "x.json").exit_code == 2
+
+
+def test_policies_lists_the_registry():
+    r = invoke("policies")
+    assert r.exit_code == 0
+    for name in ("fcfs", "mcsf", "size", "sorted-f"):
+        assert name in r.stdout
+
+
+def test_more_bad_input_paths(tmp_path):
+    r = invoke("run", str(tmp_path))  # a directory
+    assert r.exit_code == 1 and "is a directory" in r.stderr
+    good = tmp_path / "g.json"
+    assert invoke("generate", "-n", "5", "--memory", "16492", "-o", str(good)).exit_code == 0
+    r = invoke("schedule", str(good), "--policy", "mcsf", "-o", str(tmp_path / "no" / "x.json"))
+    assert r.exit_code == 1 and "x.json" in r.stderr and "Traceback" not in r.output
+    assert invoke("run", str(good), "--policies", ",").exit_code == 2
+    assert invoke("run", str(good), "--policies", "mcsf+").exit_code == 2
+    assert (
+        invoke(
+            "generate", "-n", "5", "--memory", "16492", "--arrival-rate", "inf", "-o", str(good)
+        ).exit_code
+        == 2
+    )
+    huge = tmp_path / "huge.json"
+    huge.write_text(
+        json.dumps(
+            {
+                "memory": 2**39,
+                "requests": [{"id": f"q{i}", "prefill": 0, "decode": 2**38} for i in range(8)],
+            }
+        )
+    )
+    r = invoke("run", str(huge))
+    assert r.exit_code == 1 and "too large" in r.stderr
+
+
+def test_run_skips_what_cannot_run_and_reports_evictions(tmp_path):
+    path = tmp_path / "iv.json"
+    r = invoke(
+        "generate",
+        "--workload",
+        "conversation",
+        "-n",
+        "150",
+        "--memory",
+        "16492",
+        "--intervals",
+        "multiplicative:0.5",
+        "-o",
+        str(path),
+    )
+    assert r.exit_code == 0, r.output
+    r = invoke("run", str(path), "--policies", "mcsf,amin,sorted-lp", "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert [x["policy"] for x in data["results"]] == ["mcsf", "amin"]
+    skipped = data["skipped"][0]
+    assert skipped["policy"] == "sorted-lp" and "non-zeros" in skipped["error"]
+    amin = data["results"][1]
+    assert amin["evictions"] > 0 and amin["wasted_tokens"] > 0
+    r = invoke(
+        "generate",
+        "--workload",
+        "code",
+        "-n",
+        "5",
+        "--memory",
+        "16492",
+        "--intervals",
+        "wide",
+        "-o",
+        str(path),
+    )
+    assert r.exit_code == 2
+
+
+def test_instances_with_arrivals_default_to_online_policies(tmp_path):
+    path = tmp_path / "a.json"
+    invoke(
+        "generate",
+        "--workload",
+        "code",
+        "-n",
+        "40",
+        "--memory",
+        "16492",
+        "--arrival-rate",
+        "0.05",
+        "-o",
+        str(path),
+    )
+    data = json.loads(invoke("run", str(path), "--json").stdout)
+    assert [x["policy"] for x in data["results"]] == [
+        "online-fcfs",
+        "online-mcsf",
+        "online-sorted-f",
+    ]
+    r = invoke("run", str(path), "--policies", "mcsf")
+    assert "has arrivals" in r.stdout
+
+
+def test_schedule_file_keeps_eviction_runs_and_refuses_infeasible(tmp_path):
+    path = tmp_path / "iv.json"
+    invoke(
+        "generate",
+        "--workload",
+        "conversation",
+        "-n",
+        "150",
+        "--memory",
+        "16492",
+        "--intervals",
+        "multiplicative:0.5",
+        "-o",
+        str(path),
+    )
+    out = tmp_path / "s.json"
+    assert invoke("schedule", str(path), "--policy", "amin", "-o", str(out)).exit_code == 0
+    inst = read_instance(path)
+    sched = read_schedule(out, inst)
+    doc = json.loads(out.read_text())
+    cut = [r["runs"] for r in doc["requests"] if "runs" in r]  # version 2: runs per request
+    assert sched.evictions == doc["evictions"] == sum(len(r) - 1 for r in cut) > 0
+    bad = dict(doc, requests=[{"id": r["id"], "start": 0} for r in doc["requests"]])
+    for key in ("evictions", "wasted_tokens", "tel", "makespan", "peak_memory"):
+        bad.pop(key)  # the record of the runs goes with them, and the derived values
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+
+    from lpsched.instance import InstanceError
+
+    with pytest.raises(InstanceError, match="infeasible schedule: round"):
+        read_schedule(tmp_path / "bad.json", inst)
+    assert read_schedule(tmp_path / "bad.json", inst, check=False).tel == inst.decode.sum()
+
+
+def test_error_lines_escape_control_characters(tmp_path):
+    path = tmp_path / "e.json"
+    rid = "x\x1b[2J\x1b]0;pwned\x07\nsecond line"
+    path.write_text(json.dumps({"memory": 5, "requests": [{"id": rid, "prefill": 1, "decode": 9}]}))
+    r = invoke("run", str(path))
+    assert r.exit_code == 1 and "\x1b" not in r.stderr and "\x07" not in r.stderr
+    assert r.stderr.count("\n") == 1 and repr(rid) in r.stderr
+
+
+def test_unknown_key_exits_1(tmp_path):
+    path = tmp_path / "u.json"
+    path.write_text(json.dumps({"memroy": 5, "requests": [{"prefill": 1, "decode": 1}]}))
+    r = invoke("run", str(path))
+    assert r.exit_code == 1 and "unknown field 'memroy' (did you mean 'memory'?)" in r.stderr
+
+
+def test_full_disk_exits_1_and_keeps_the_old_file(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    out = tmp_path / "g.json"
+    out.write_text("previous")
+    real = os.write
+
+    def full(fd, data):
+        if fd <= 2:
+            return real(fd, data)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("lpsched.io.os.write", full)
+    for args in (
+        ("gadget", "three-partition", "--m", "2", "--B", "20", "-o", str(out)),
+        ("generate", "-n", "5", "--memory", "20000", "-o", str(out)),
+        ("schedule", str(DEFAULT_FILE), "--policy", "fcfs", "-o", str(out)),
+    ):
+        r = invoke(*args)
+        assert r.exit_code == 1, r.output
+        assert f"{out}: cannot write: No space left on device" in r.stderr
+        assert out.read_text() == "previous" and len(list(tmp_path.iterdir())) == 1
+    r = invoke("generate", "-n", "5", "--memory", "20000", "-o", str(tmp_path / "no" / "g.json"))
+    assert r.exit_code == 1 and "does not exist" in r.stderr
