@@ -44,7 +44,7 @@ def phase1_for(instance: Instance, phase1: str | None) -> str:
     """The Sorted-F Phase-1 solver of the commands: ``phase1`` if given, else what ``auto``
     stands for at the instance's size (:func:`lpsched.policies.sorted_f.resolve_phase1`, the
     one rule, which ``run_policy`` applies too)."""
-    return resolve_phase1(phase1 or "auto", instance.n)
+    return resolve_phase1(phase1 or "auto", instance.n, instance.memory)
 
 
 class RegistryChoice(click.Choice):

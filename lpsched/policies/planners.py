@@ -140,7 +140,7 @@ class SortedFPlanner:
         self.s = prefill
         self.o = decode
         self.memory = int(memory)
-        self.solver = resolve_phase1(solver, n if n_ref is None else n_ref)
+        self.solver = resolve_phase1(solver, n if n_ref is None else n_ref, self.memory)
         self.greedy = QuantileGreedy(sample_size, quantile, seed)
         self.key = np.zeros(n, dtype=np.int64)  # decode_i read at add
         self.size = np.zeros(n, dtype=np.int64)  # s_i + decode_i read at add

@@ -612,14 +612,16 @@ def _remove_least(least, width, walk, count):
 #: ``auto`` uses the exact ``dp`` up to this many requests (the paper's choice, section 6).
 DP_MAX_N = 100
 #: ``auto`` uses ``swap`` up to this many requests, ``quantile`` above. Measured on the paper's
-#: mix (``benchmarks/bench_phase1.py --tel``, M = 16,492, 3 seeds): ``quantile``'s Sorted-F
-#: TEL is 1.35x ``swap``'s at n = 200 and 1.70-1.75x at n = 2,000-10,000, while ``swap`` takes
-#: 0.17 s at n = 2,000 (the paper's choice there), 0.8 s at 5,000 and 3.4 s at 10,000, growing
-#: about 4x per doubling of n; above this size ``quantile`` (0.03 s) keeps a run interactive.
-SWAP_MAX_N = 20_000
+#: mix (``benchmarks/bench_phase1.py --tel``, M = 16,492, 3 seeds, docs/dev/performance.md):
+#: ``quantile``'s Sorted-F TEL is 1.35x ``swap``'s at n = 200 and 1.70-1.77x from n = 1,000 to
+#: 20,000 (1.17-1.19x on mix-80-20), while ``swap`` takes 0.1-0.2 s at n = 2,000 (the paper's
+#: choice there), 2.7-3.4 s at 10,000 and 16-18 s at 20,000 (5-6.6x per doubling of n).
+#: The online planners re-plan with the same rule at every arrival, so a larger threshold would
+#: also slow them (online Sorted-F at n = 20,000: 11.5 s with swap against 0.6 s for MC-SF).
+SWAP_MAX_N = 10_000
 
 
-def resolve_phase1(solver: str, n: int) -> str:
+def resolve_phase1(solver: str, n: int, memory: int | None = None) -> str:
     """The Phase-1 solver ``solver`` stands for at ``n`` requests (SPEC section 4).
 
     Parameters
@@ -627,12 +629,17 @@ def resolve_phase1(solver: str, n: int) -> str:
     solver : {"auto", "dp", "swap", "quantile"}
     n : int
         Requests to schedule.
+    memory : int, optional
+        The KV-cache budget ``M`` (tokens): ``auto`` takes ``dp`` only when its tables surely
+        fit, ``(n + 1)^2 (M + 1) <=`` :data:`DP_MAX_CELLS` (``k_max <= n``); None: by ``n``
+        alone.
 
     Returns
     -------
     str
-        ``solver`` itself, or for ``auto``: ``dp`` for ``n <=`` :data:`DP_MAX_N`, ``swap`` for
-        ``n <=`` :data:`SWAP_MAX_N`, ``quantile`` above. The one place this default is decided.
+        ``solver`` itself, or for ``auto``: ``dp`` for ``n <=`` :data:`DP_MAX_N` (when its
+        tables fit), ``swap`` for ``n <=`` :data:`SWAP_MAX_N`, ``quantile`` above. The one place
+        this default is decided.
 
     Raises
     ------
@@ -649,7 +656,9 @@ def resolve_phase1(solver: str, n: int) -> str:
         )
     if solver != "auto":
         return solver
-    return "dp" if n <= DP_MAX_N else "swap" if n <= SWAP_MAX_N else "quantile"
+    if n <= DP_MAX_N and (memory is None or (n + 1) ** 2 * (memory + 1) <= DP_MAX_CELLS):
+        return "dp"
+    return "swap" if n <= SWAP_MAX_N else "quantile"
 
 
 def _batches_by_selection(
@@ -717,7 +726,7 @@ def _phase1_list(
     """Phase-1 batches concatenated and the end of each (:meth:`QuantileGreedy.priority_list`)."""
     o = instance.decode if decode is None else np.asarray(decode, dtype=np.int64)
     z = instance.prefill + o
-    name = resolve_phase1(solver, instance.n)
+    name = resolve_phase1(solver, instance.n, instance.memory)
     if name == "quantile":
         return QuantileGreedy(sample_size, quantile, seed).priority_list(o, z, instance.memory)
     select = select_dp if name == "dp" else select_swap

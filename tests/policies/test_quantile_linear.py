@@ -119,7 +119,7 @@ def test_workload_batches_equal_reference(backend, workload, n, seed):
     expected = _reference(inst.decode, inst.size, inst.memory)
     assert _new(inst.decode, inst.size, inst.memory) == expected
     assert sorted_f_order(inst, "quantile").tolist() == [i for b in expected for i in b]
-    assert [b.tolist() for b in phase1_batches(inst, "auto")] == expected  # auto: n >= 1000
+    assert [b.tolist() for b in phase1_batches(inst, "quantile")] == expected
 
 
 def test_empty_and_single():

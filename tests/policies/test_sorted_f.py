@@ -178,8 +178,11 @@ def test_resolve_phase1():
     assert resolve_phase1("auto", 101) == "swap"
     assert resolve_phase1("auto", 999) == "swap"
     assert resolve_phase1("auto", 2000) == "swap"  # the paper's choice at n = 2000
-    assert resolve_phase1("auto", 20_000) == "swap"
-    assert resolve_phase1("auto", 20_001) == "quantile"
+    assert resolve_phase1("auto", 10_000) == "swap"
+    assert resolve_phase1("auto", 10_001) == "quantile"
+    # dp only when its tables surely fit: n = 100 at M = 16,492 yes, at M = 50,000 no
+    assert resolve_phase1("auto", 100, 16_492) == "dp"
+    assert resolve_phase1("auto", 100, 50_000) == "swap"
     assert resolve_phase1("swap", 5) == "swap"
     with pytest.raises(ValueError, match="dp"):
         resolve_phase1("greedy", 5)
