@@ -167,6 +167,26 @@ def _escape_glob_stars(app, ctx, lines: list[str]) -> None:
     lines[:] = [_GLOB_STAR.sub(r"\\*", line) for line in lines]
 
 
+def _check_cli_page(app) -> None:
+    """Warn (an error under -W) when docs/cli.md's ``:commands:`` list, which sets the order
+    of the command-line page, leaves out a subcommand or names one that does not exist."""
+    from sphinx.util import logging as sphinx_logging
+
+    from lpsched.cli import main
+
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    found = re.search(r"^\s*:commands:(.*)$", text, flags=re.MULTILINE)
+    listed = [c.strip() for c in found.group(1).split(",")] if found else []
+    missing = [c for c in main.commands if c not in listed]
+    unknown = [c for c in listed if c not in main.commands]
+    log = sphinx_logging.getLogger(__name__)
+    if missing:
+        log.warning("docs/cli.md: add the subcommands %s to the :commands: list", missing)
+    if unknown:
+        log.warning("docs/cli.md: the :commands: list names no such subcommand: %s", unknown)
+
+
 def setup(app) -> None:
     for event in ("description", "options", "arguments", "epilog"):
         app.connect(f"sphinx-click-process-{event}", _escape_glob_stars)
+    app.connect("builder-inited", _check_cli_page)
