@@ -13,10 +13,14 @@ starts and executed by myst-nb at their small size.
 
 from __future__ import annotations
 
+import atexit
+import json
+import logging
 import os
 import re
 import shutil
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -68,7 +72,7 @@ nitpicky = False
 
 # -- Markdown and notebooks ------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence"]
-myst_heading_anchors = 3  # README's '#experiments-resumable-parallel-on-a-cluster' links
+myst_heading_anchors = 3  # links to sections: results/index.md#np-hardness-3-partition-gadgets
 nb_execution_mode = "auto"  # the notebooks are stored without outputs: every build runs them
 nb_execution_timeout = 150  # seconds per cell, as tests/test_notebooks.py
 nb_execution_raise_on_error = True
@@ -81,6 +85,55 @@ os.environ.setdefault("LPSCHED_NOTEBOOK_SMALL", "1")  # the kernel inherits the 
 # so that the kernel draws with its inline backend and the figures land on the pages (a
 # MPLBACKEND=Agg from the caller would leave them out)
 os.environ.pop("MPLBACKEND", None)
+
+# -- A quiet build (docs/guide/docs.md) ------------------------------------------------------
+# The build prints Sphinx's progress and real warnings, nothing else. Three sources of noise:
+#
+# * accessible-pygments (a dependency of the theme's code styles) calls
+#   logging.basicConfig(level=INFO) when Pygments loads it, which turns on every library's
+#   informational logging, such as nbclient's "Executing notebook with kernel" per notebook.
+#   Configuring the root logger first, at WARNING, makes that call a no-op; warnings of
+#   other libraries still print.
+logging.basicConfig(level=logging.WARNING, format="%(name)s: %(levelname)s: %(message)s")
+
+
+# * MyST and myst-nb log their whole configuration, and myst-nb where its execution cache
+#   would be (nb_execution_mode "auto" does not use it), as informational messages.
+class _DropConfigDumps(logging.Filter):
+    NOISE = ("myst v%s:", "myst-nb v%s:", "Using jupyter-cache at:")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        return record.levelno > logging.INFO or not any(n in message for n in self.NOISE)
+
+
+for _name in ("sphinx.myst_parser.sphinx_ext.main", "sphinx.myst_nb.sphinx_ext"):
+    logging.getLogger(_name).addFilter(_DropConfigDumps())
+
+
+# * ipykernel warns on standard error, for every notebook, that the local kernel talks to
+#   the build over TCP without encryption. The notebooks run in a kernel whose spec (found
+#   first through JUPYTER_PATH) is the default python3 one with the kernel's own log at ERROR;
+#   a cell that raises still fails the build (nb_execution_raise_on_error).
+def _quiet_kernel_spec() -> str:
+    root = Path(tempfile.mkdtemp(prefix="lpsched-docs-kernels-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    spec = root / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {
+        "argv": [*argv, "--IPKernelApp.log_level=ERROR"],
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "metadata": {"debugger": True},
+    }
+    (spec / "kernel.json").write_text(json.dumps(kernel, indent=1))
+    return str(root)
+
+
+os.environ["JUPYTER_PATH"] = os.pathsep.join(
+    p for p in (_quiet_kernel_spec(), os.environ.get("JUPYTER_PATH")) if p
+)
 
 # -- HTML ------------------------------------------------------------------------------------
 html_theme = "furo"
@@ -114,6 +167,26 @@ def _escape_glob_stars(app, ctx, lines: list[str]) -> None:
     lines[:] = [_GLOB_STAR.sub(r"\\*", line) for line in lines]
 
 
+def _check_cli_page(app) -> None:
+    """Warn (an error under -W) when docs/cli.md's ``:commands:`` list, which sets the order
+    of the command-line page, leaves out a subcommand or names one that does not exist."""
+    from sphinx.util import logging as sphinx_logging
+
+    from lpsched.cli import main
+
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    found = re.search(r"^\s*:commands:(.*)$", text, flags=re.MULTILINE)
+    listed = [c.strip() for c in found.group(1).split(",")] if found else []
+    missing = [c for c in main.commands if c not in listed]
+    unknown = [c for c in listed if c not in main.commands]
+    log = sphinx_logging.getLogger(__name__)
+    if missing:
+        log.warning("docs/cli.md: add the subcommands %s to the :commands: list", missing)
+    if unknown:
+        log.warning("docs/cli.md: the :commands: list names no such subcommand: %s", unknown)
+
+
 def setup(app) -> None:
     for event in ("description", "options", "arguments", "epilog"):
         app.connect(f"sphinx-click-process-{event}", _escape_glob_stars)
+    app.connect("builder-inited", _check_cli_page)
