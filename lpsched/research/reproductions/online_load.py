@@ -86,7 +86,7 @@ def run(
     memory: int = 16492,
     loads: Sequence[float] = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0),
     trace_dir: str | os.PathLike[str] | None = None,
-    solver: str = "quantile",
+    solver: str = "auto",
     workload: str = PAPER_WORKLOAD,
     **engine: Any,
 ) -> str:
@@ -112,10 +112,9 @@ def run(
         implied round duration is reported in ms). Default: the trace cache (``lpsched traces
         fetch conversation``) when it holds the file; else that table is skipped, which the
         report and standard error say.
-    solver : str, default "quantile"
-        Phase-1 solver of receding-horizon Sorted-F, which re-plans at every arrival. The
-        recorded figures used ``quantile`` (what ``auto`` meant at n = 2000 before issue 20);
-        it is named, not ``auto``, so that rows of one rule are never resumed under another.
+    solver : str
+        Phase-1 solver of receding-horizon Sorted-F (``auto``: the rule of
+        :func:`~lpsched.policies.sorted_f.resolve_phase1`, swap at n = 2000).
     workload : str
         Workload of the source ``poisson`` (default ``paper-mix``, the paper's mix).
     **engine
