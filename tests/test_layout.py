@@ -5,11 +5,11 @@ nothing else, to reach the Python API and the command line; and the research wal
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from reference.shipped import MIX10
 
 import lpsched
 from lpsched.certify import plan as certify_plan
@@ -31,8 +31,7 @@ from lpsched.solvers.result import Answer, SolveStatus
 from lpsched.sweeps.engine import Sweep, Task, run_sweep
 from lpsched.sweeps.tables import markdown_table, write_report
 
-ROOT = Path(__file__).resolve().parents[1]
-INST_FILE = ROOT / "instances" / "exact" / "mix10-s1.json"  # proven optimum 74
+INST_FILE = MIX10  # proven optimum 74
 INST = read_instance(INST_FILE)
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from reference.shipped import MIX10
 
 from lpsched.cli import main
 from lpsched.executor import execute
@@ -31,7 +32,7 @@ from lpsched.policies import registry
 from lpsched.policies.registry import POLICIES, PluginError, load_plugins, parse_policy
 
 ROOT = Path(__file__).resolve().parents[1]
-INST_FILE = ROOT / "instances" / "exact" / "mix10-s1.json"
+INST_FILE = MIX10
 INST = read_instance(INST_FILE)
 LPSCHED = Path(sys.executable).with_name("lpsched")  # the console script of this environment
 LPF = np.argsort(-INST.prefill, kind="stable")  # longest prefill first, ties by index

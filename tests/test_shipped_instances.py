@@ -6,16 +6,15 @@ LP bound and the combinatorial bound; the catalogue instances/README.md must sta
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from reference.shipped import INSTANCES
 
 from lpsched.bounds import combinatorial_bound
 from lpsched.io import read_instance
 from lpsched.solvers.result import SolveStatus
 from lpsched.solvers.solve import lp_bound, solve_exact
 
-ROOT = Path(__file__).resolve().parents[1] / "instances"
+ROOT = INSTANCES
 EXACT = sorted((ROOT / "exact").glob("*.json"))
 
 

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from reference.brute_force import brute_force_tel, tiny_instances
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
+from reference.brute_force import brute_force_tel, tiny_instances
 
 import lpsched
 from lpsched.certify import CertifyInterrupted, certify, certify_plan

@@ -4,13 +4,12 @@ windows, every Lagrangian bound below the LP and below a brute-force optimum."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from reference.brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.brute_force import brute_force_tel, tiny_instances
+from reference.shipped import EXACT as EXACT_DIR
 
 from lpsched.certify.methods.colgen import (
     _second_differences,
@@ -28,7 +27,7 @@ from lpsched.schedule import Schedule
 from lpsched.solvers.progress import Observer
 from lpsched.solvers.solve import lp_bound
 
-EXACT = sorted((Path(__file__).parents[2] / "instances" / "exact").glob("*.json"))
+EXACT = sorted(EXACT_DIR.glob("*.json"))
 REL = 1e-6
 
 

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 import pytest
-from reference.brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.brute_force import brute_force_tel, tiny_instances
 
 from lpsched.certify.methods.cpsat_intervals import (
     _add_intervals,

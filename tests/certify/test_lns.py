@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from reference.brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.brute_force import brute_force_tel, tiny_instances
+from reference.shipped import EXACT
 
 from lpsched.certify.methods.lns import ResidualMemory, improve_lns, solve_neighbourhood
 from lpsched.executor import execute
@@ -21,8 +21,6 @@ from lpsched.io import read_instance
 from lpsched.policies.baselines import fcfs_order
 from lpsched.policies.local_search import best_heuristic
 from lpsched.solvers.progress import Observer
-
-EXACT = Path(__file__).resolve().parents[2] / "instances" / "exact"
 
 
 def _used(s, o, start, length):

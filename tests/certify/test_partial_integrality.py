@@ -5,14 +5,14 @@ errors."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import highspy
 import numpy as np
 import pytest
-from reference.brute_force import brute_force_tel, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.brute_force import brute_force_tel, tiny_instances
+from reference.shipped import EXACT as EXACT_DIR
 
 from lpsched.certify.methods.partial_integrality import long_requests, partial_integrality_bound
 from lpsched.formulations.horizon import tight_horizon
@@ -28,7 +28,7 @@ from lpsched.solvers.progress import Observer
 from lpsched.solvers.result import LPTooLargeError
 from lpsched.solvers.solve import solve_lp
 
-EXACT = sorted((Path(__file__).parents[2] / "instances" / "exact").glob("*.json"))
+EXACT = sorted(EXACT_DIR.glob("*.json"))
 
 
 def _bound(inst, sched, long, **kw):

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import highspy
 import pytest
+from reference.shipped import MIX10
 
 ROOT = Path(__file__).resolve().parents[2]
 PYOMO = Path(sys.executable).parent / "pyomo"
-INSTANCE = ROOT / "instances" / "exact" / "mix10-s1.json"
+INSTANCE = MIX10
 OPTIMUM, LP_VALUE = 74, 69.541863  # proven optimum and LP bound (tight horizon) of mix10-s1
 
 pytestmark = pytest.mark.skipif(not PYOMO.exists(), reason="pyomo command not installed")

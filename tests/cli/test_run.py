@@ -4,17 +4,15 @@ schedule files, bad input and its exit codes."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from reference.shipped import DEFAULT_FILE
 
 from lpsched.cli import main
 from lpsched.io import DEFAULT_INSTANCE_SPEC as DEFAULT_SPEC
 from lpsched.io import default_instance, read_instance, read_schedule
 from lpsched.policies.registry import run_policy
-
-DEFAULT_FILE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
 
 
 def invoke(*args):

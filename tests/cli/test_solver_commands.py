@@ -4,16 +4,15 @@ epoch arrivals."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 from click.testing import CliRunner
+from reference.shipped import DEFAULT_FILE, MIX10
 
 from lpsched.cli import main
 from lpsched.io import read_instance, read_schedule
 
-EXACT = Path(__file__).resolve().parents[2] / "instances" / "exact" / "mix10-s1.json"
-DEFAULT_FILE = Path(__file__).resolve().parents[2] / "instances" / "default.json"
+EXACT = MIX10
 
 
 def invoke(*args):

@@ -7,18 +7,17 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from reference.shipped import MIX10
 
 from lpsched.cli import main
 from lpsched.io import read_instance, read_schedule
 from lpsched.policies.registry import POLICIES
 from lpsched.solvers.backends.highs import new_highs
 
-ROOT = Path(__file__).resolve().parents[2]
-EXACT = ROOT / "instances" / "exact" / "mix10-s1.json"  # optimal TEL 74, T = 23
+EXACT = MIX10  # optimal TEL 74, T = 23
 UPDATE = re.compile(r"^exact +[\d.]+ s  \S+  incumbent \S+  bound \S+  gap \S+$")
 
 

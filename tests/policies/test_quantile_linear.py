@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference import quantile as reference_quantile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference import quantile as reference_quantile
 
 from lpsched.generators.workloads import generate
 from lpsched.instance import Instance

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from reference.shipped import ADVERSARIAL
 
 from lpsched.io import read_instance
 from lpsched.policies.registry import run_policy
@@ -14,8 +13,6 @@ from lpsched.research.adversarial import (
     save_adversarial,
 )
 from lpsched.solvers.solve import solve_exact
-
-ADVERSARIAL = Path(__file__).resolve().parents[2] / "instances" / "adversarial"
 
 
 def test_adversarial_search_small():

@@ -10,9 +10,9 @@ import itertools
 import highspy
 import numpy as np
 import pytest
-from reference.brute_force import REFERENCE, brute_force_tel, ref_instance, tiny_instances
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference.brute_force import REFERENCE, brute_force_tel, ref_instance, tiny_instances
 
 from lpsched.formulations.horizon import tight_horizon
 from lpsched.formulations.time_indexed import time_indexed_matrix

@@ -10,8 +10,8 @@ import math
 import highspy
 import numpy as np
 import pytest
-from reference.brute_force import IDS, REFERENCE, brute_force_tel, ref_instance, tiny_instances  # noqa: E402
 from hypothesis import HealthCheck, given, settings
+from reference.brute_force import IDS, REFERENCE, brute_force_tel, ref_instance, tiny_instances  # noqa: E402
 
 from lpsched.formulations import (
     build_model,

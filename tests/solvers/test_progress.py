@@ -8,11 +8,11 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference.shipped import MIX10
 
 from lpsched.io import read_instance
 from lpsched.policies.registry import run_policy
@@ -20,8 +20,6 @@ from lpsched.research.adversarial import adversarial_search
 from lpsched.solvers.progress import Progress, cli_progress, format_status
 from lpsched.solvers.result import LPTooLargeError
 from lpsched.solvers.solve import solve_exact
-
-MIX10 = Path(__file__).resolve().parents[2] / "instances" / "exact" / "mix10-s1.json"  # OPT 74
 
 
 class _Stream(io.StringIO):
