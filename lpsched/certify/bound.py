@@ -31,6 +31,7 @@ from ..solvers.result import BoundResult, LPTooLargeError
 from ..solvers.solve import lp_bound
 from .method import Method
 from .methods import METHODS, bound_methods
+from .plan import MIN_BUDGET_S
 
 __all__ = ["best_bound", "bound_choices"]
 
@@ -83,14 +84,15 @@ def best_bound(
     choices = bound_choices()
     if method not in choices:
         raise ValueError(f"unknown bound method {method!r}; choose from {', '.join(choices)}")
+    given = max_nonzeros  # a method run alone applies its own default to None
     max_nonzeros = check_max_nonzeros(
-        max_nonzeros, LP_MAX_NONZEROS if method == "lp" else AUTO_LP_MAX_NONZEROS
+        max_nonzeros, AUTO_LP_MAX_NONZEROS if method == "auto" else LP_MAX_NONZEROS
     )
     time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
     instance, _ = shift_arrivals(instance)
     if method not in ("auto", "lp", "combinatorial"):
-        return _run_alone(METHODS[method], instance, time_limit, max_nonzeros, progress, t0)
+        return _run_alone(METHODS[method], instance, time_limit, given, progress, t0)
     comb = BoundResult(
         "combinatorial",
         float(combinatorial_bound(instance)),
@@ -167,7 +169,19 @@ def _run_alone(
     t0: float,
 ) -> BoundResult:
     """``method`` run once on the shifted ``instance`` (the best list schedule as its
-    schedule when it needs one); its best bound as a :class:`BoundResult`."""
+    schedule when it needs one); its best bound as a :class:`BoundResult`.
+
+    A budget below the method's minimum (:data:`~lpsched.certify.plan.MIN_BUDGET_S`) is
+    refused (``ValueError``), a bound above the schedule's TEL is a method's bug
+    (``RuntimeError``), and a method that reports no bound gives ``sum o_i`` with
+    ``info["reported"] = False``.
+    """
+    least = MIN_BUDGET_S.get(method.name)
+    if least is not None and time_limit is not None and time_limit < least:
+        raise ValueError(
+            f"{method.name} needs a time limit of at least {least:g} s (its first solve cannot "
+            f"be stopped), got {time_limit:g} s"
+        )
     schedule = (
         best_heuristic(instance)
         if method.needs_schedule
@@ -176,7 +190,14 @@ def _run_alone(
     left = None if time_limit is None else max(time_limit - (time.perf_counter() - t0), 1e-3)
     seen = _Best(progress)
     method.run(instance, schedule, SolveOptions(time_limit=left, max_nonzeros=max_nonzeros), seen)
-    value = max(seen.best, float(trivial_bound(instance)))
+    info: dict[str, object] = {"reported": math.isfinite(seen.best)}
+    if method.needs_schedule:
+        info["upper_bound"] = schedule.tel
+        if seen.best > schedule.tel + 1e-6 * max(1.0, schedule.tel):
+            raise RuntimeError(
+                f"{method.name} reported a bound {seen.best:g} above the TEL {schedule.tel} of a "
+                "feasible schedule (a bug in the method)"
+            )
+    value = seen.best if math.isfinite(seen.best) else float(trivial_bound(instance))
     horizon = tight_horizon(instance, schedule).T if method.needs_schedule else None
-    info = {"upper_bound": schedule.tel} if method.needs_schedule else {}
     return BoundResult(method.name, value, time.perf_counter() - t0, horizon=horizon, info=info)

@@ -12,6 +12,7 @@ Source: ours (issue 20: one home and one signature for the methods of issue 11).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ __all__ = ["Method", "SIDES"]
 
 #: What a method improves: ``lower`` (bounds), ``upper`` (schedules) or ``both``.
 SIDES = ("lower", "upper", "both")
+#: A method's name: lower-case letters, digits and inner hyphens (a command-line choice).
+_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,9 @@ class Method:
     Raises
     ------
     ValueError
-        An unknown ``side``, or an empty ``name``.
+        A ``name`` that is not lower-case letters, digits and inner hyphens (or is ``auto``,
+        the rule of ``lpsched bound``), an unknown ``side``, a ``run`` that is not callable or
+        a ``needs_schedule`` that is not a bool.
     """
 
     name: str
@@ -73,11 +78,20 @@ class Method:
     needs_schedule: bool = True
 
     def __post_init__(self) -> None:
-        if not self.name or not isinstance(self.name, str):
-            raise ValueError(f"a method needs a name, got {self.name!r}")
-        if self.side not in SIDES:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name) or self.name == "auto":
+            raise ValueError(
+                "a method's name is lower-case letters, digits and inner hyphens, and not "
+                f"'auto', got {self.name!r}"
+            )
+        if not isinstance(self.side, str) or self.side not in SIDES:
             raise ValueError(
                 f"method {self.name!r}: side must be one of {', '.join(SIDES)}, got {self.side!r}"
+            )
+        if not callable(self.run):
+            raise ValueError(f"method {self.name!r}: run must be callable, got {self.run!r}")
+        if not isinstance(self.needs_schedule, bool):
+            raise ValueError(
+                f"method {self.name!r}: needs_schedule must be a bool, got {self.needs_schedule!r}"
             )
 
     @property

@@ -99,7 +99,7 @@ def certify_plan(instance: Instance, schedule: Schedule) -> dict[str, Any]:
     -----
     Source: ours. The thresholds are :data:`SMALL_MAX_NONZEROS` (above it HiGHS and CP-SAT
     on the full MIP rarely move either side within minutes),
-    :data:`~lpsched.solvers.solve.AUTO_LP_MAX_NONZEROS` (above it even the LP is not built
+    :data:`~lpsched.solvers.options.AUTO_LP_MAX_NONZEROS` (above it even the LP is not built
     whole) and :data:`PARTIAL_MAX_NONZEROS` (above it partial integrality is left out; it
     is also skipped with a budget under :data:`PARTIAL_MIN_SECONDS`): the tables
     :data:`LEAVE_OUT_ABOVE_NONZEROS` and :data:`MIN_BUDGET_S`.

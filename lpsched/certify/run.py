@@ -28,6 +28,7 @@ Source: ours (issue 11); the methods' sources are in their modules.
 from __future__ import annotations
 
 import math
+import numbers
 import threading
 import time
 from dataclasses import dataclass, field
@@ -197,6 +198,7 @@ class _Tracker:
         self.schedule: Schedule | None = None
         self.bound = -math.inf
         self.bound_method = ""
+        self._bounds: list[tuple[float, str]] = []  # every bound accepted, with its method
         self.log: list[CertifyEvent] = []
         self.rejected: list[str] = []
         self._lock = threading.Lock()
@@ -205,26 +207,55 @@ class _Tracker:
         return time.perf_counter() - self.t0
 
     def offer_schedule(self, method: str, schedule: Schedule) -> None:
-        bad = schedule.violations(limit=1)
+        """Keep ``schedule``'s starts if, on certify's own instance, they are feasible and
+        better; a bound above the TEL they reach is then proven wrong and retracted."""
+        try:  # the starts on certify's instance, whatever instance the method attached
+            cand = Schedule(self.instance, schedule.start, policy=method, info={"found_by": method})
+            bad = cand.violations(limit=1)
+        except Exception as exc:  # not a schedule of this instance at all
+            bad = [f"not a schedule of this instance ({type(exc).__name__}: {exc})"]
         with self._lock:
             if bad:  # a method's bug must not reach the result; it is reported
                 self.rejected.append(f"{method}: {bad[0]}")
                 return
-            if self.schedule is None or schedule.tel < self.schedule.tel:
-                self.schedule = Schedule(
-                    self.instance, schedule.start, policy=method, info={"found_by": method}
-                )
-                self.log.append(CertifyEvent(self.elapsed(), "upper", method, schedule.tel))
-                self.display.update(incumbent=schedule.tel)
+            if self.schedule is None or cand.tel < self.schedule.tel:
+                self.schedule = cand
+                self.log.append(CertifyEvent(self.elapsed(), "upper", method, cand.tel))
+                self.display.update(incumbent=cand.tel)
+                self._retract_above(cand.tel)
+
+    def _retract_above(self, tel: int) -> None:
+        """Drop every bound above the feasible TEL ``tel`` (a method's bug), keeping the best of
+        the others; called with the lock held."""
+        if not self.bound > tel + _EPS * max(1.0, tel):
+            return
+        kept = []
+        for value, method in self._bounds:
+            if value > tel + _EPS * max(1.0, tel):
+                self.rejected.append(f"{method}: bound {value:g} above a feasible TEL {tel}")
+            else:
+                kept.append((value, method))
+        self._bounds = kept
+        self.bound, self.bound_method = max(kept, default=(-math.inf, ""))
+        self.log = [  # the log keeps valid improvements only
+            e for e in self.log if not (e.side == "lower" and e.value > tel + _EPS * max(1.0, tel))
+        ]
 
     def offer_bound(self, method: str, value: float | None) -> None:
-        if value is None or not math.isfinite(value):
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            with self._lock:
+                self.rejected.append(f"{method}: bound {value!r} is not a number")
+            return
+        if not math.isfinite(value):
             return
         with self._lock:
             tel = None if self.schedule is None else self.schedule.tel
             if tel is not None and value > tel + _EPS * max(1.0, tel):
                 self.rejected.append(f"{method}: bound {value:g} above a feasible TEL {tel}")
                 return
+            self._bounds.append((float(value), method))
             if value > self.bound + _EPS:
                 rises = self.bound == -math.inf or math.ceil(value - _EPS) > math.ceil(
                     self.bound - _EPS
@@ -358,7 +389,11 @@ def certify(
     except KeyboardInterrupt:
         raise KeyboardInterrupt("interrupted before any schedule was found") from None
     tracker.offer_schedule(first.policy, first)
-    plan = certify_plan(inst, first)
+    try:
+        plan = certify_plan(inst, first)
+    except KeyboardInterrupt:
+        info["interrupted"] = True
+        raise CertifyInterrupted(result()) from None
     info["plan"] = plan
     shares = dict(PLANS[plan["size"]])
     todo = list(plan["methods"])
@@ -389,6 +424,8 @@ def certify(
                 )
             except (LPTooLargeError, MemoryError, ValueError, RuntimeError) as exc:
                 methods[name] = f"failed: {exc}"
+            except Exception as exc:  # a method's bug: the run goes on with what it has
+                methods[name] = f"failed: {type(exc).__name__}: {exc}"
             else:
                 methods[name] = f"done in {time.perf_counter() - t:.2f} s"
             finally:

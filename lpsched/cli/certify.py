@@ -9,6 +9,7 @@ import os
 import click
 
 from ..io import write_schedule
+from ..solvers.options import MAX_THREADS
 from ..solvers.progress import cli_progress
 from .common import (
     bad_input,
@@ -35,11 +36,17 @@ from .common import (
 )
 @click.option(
     "--threads",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_THREADS),
     default=None,
     help="HiGHS / CP-SAT threads (default: theirs).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the searches.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=2**63 - 1),
+    default=0,
+    show_default=True,
+    help="Seed of the searches.",
+)
 @click.option(
     "-o",
     "--output",

@@ -149,10 +149,13 @@ class _BoundMethods(Mapping[str, str]):
     default=60.0,
     show_default=True,
     callback=finite,
-    help="Seconds for the LP.",
+    help="Seconds for the bound: the LP of auto and lp, or the budget of the method run alone.",
 )
 @json_option
-@max_nonzeros_option("5,000,000 for auto (above it: combinatorial), 20,000,000 for lp")
+@max_nonzeros_option(
+    "5,000,000 for auto (above it: combinatorial), 20,000,000 for lp and mip, the method's own "
+    "for the others"
+)
 @verbose_option
 @bad_input
 def bound(

@@ -225,7 +225,7 @@ def matrix_size(instance: Instance, horizon: int, slack: int | None = None) -> t
     """``(columns, non-zeros)`` of the time-indexed model without building it (O(n)).
 
     Used to decide whether the LP relaxation is affordable
-    (:func:`lpsched.solvers.solve.best_bound`). Source: ours.
+    (:func:`lpsched.certify.bound.best_bound`). Source: ours.
     """
     lo, hi = start_windows(instance, horizon, slack)
     width = hi - lo + 1

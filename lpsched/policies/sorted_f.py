@@ -656,6 +656,8 @@ def resolve_phase1(solver: str, n: int, memory: int | None = None) -> str:
         )
     if solver != "auto":
         return solver
+    n = int(n)  # numpy integers would overflow (n + 1)^2 (M + 1)
+    memory = None if memory is None else int(memory)
     if n <= DP_MAX_N and (memory is None or (n + 1) ** 2 * (memory + 1) <= DP_MAX_CELLS):
         return "dp"
     return "swap" if n <= SWAP_MAX_N else "quantile"

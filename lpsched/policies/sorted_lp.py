@@ -40,7 +40,7 @@ def lp_completion_times(
         LP horizon ``T`` (rounds); default ``min(T1, T2)`` with start windows.
     max_nonzeros : int, optional
         Size limit of the LP: a positive integer; None (default) means
-        :data:`lpsched.solvers.solve.LP_MAX_NONZEROS`.
+        :data:`lpsched.solvers.options.LP_MAX_NONZEROS`.
 
     Returns
     -------

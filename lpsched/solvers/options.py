@@ -67,6 +67,7 @@ __all__ = [
     "check_time_limit",
     "check_mip_gap",
     "check_threads",
+    "MAX_THREADS",
     "check_size",
     "refuse_if_surely_too_large",
     "shift_arrivals",
@@ -107,6 +108,14 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _finite(value: Any) -> bool:
+    """A real number whose float is finite (an integer such as ``10**400`` is not)."""
+    try:
+        return _is_real(value) and math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
 def check_time_limit(value: float | None, name: str = "time_limit") -> float | None:
     """A time limit as given: None (no limit) or a finite number of seconds ``> 0``.
 
@@ -118,7 +127,7 @@ def check_time_limit(value: float | None, name: str = "time_limit") -> float | N
     """
     if value is None:
         return None
-    if not _is_real(value) or not math.isfinite(value) or value <= 0:
+    if not _finite(value) or value <= 0:
         raise ValueError(
             f"{name} must be None (no limit) or a finite number of seconds > 0, got {value!r}"
         )
@@ -133,13 +142,18 @@ def check_mip_gap(value: float) -> float:
     ValueError
         Naming the option and its valid range, for anything else. Source: ours.
     """
-    if not _is_real(value) or not math.isfinite(value) or not 0 <= value <= 1:
+    if not _finite(value) or not 0 <= value <= 1:
         raise ValueError(f"mip_gap must be a finite number in [0, 1], got {value!r}")
-    return float(value)
+    return float(value) + 0.0  # -0.0 -> 0.0
+
+
+#: Most solver threads accepted (CP-SAT takes an int32; no machine has more cores than this).
+MAX_THREADS = 4096
 
 
 def check_threads(value: int | None) -> int | None:
-    """Solver threads as given: None (the solver's choice) or a positive integer.
+    """Solver threads as given: None (the solver's choice) or an integer in
+    ``[1, MAX_THREADS]``.
 
     Raises
     ------
@@ -148,9 +162,14 @@ def check_threads(value: int | None) -> int | None:
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or not 1 <= value <= MAX_THREADS
+    ):
         raise ValueError(
-            f"threads must be None (the solver's choice) or a positive integer, got {value!r}"
+            "threads must be None (the solver's choice) or an integer from 1 to "
+            f"{MAX_THREADS:,}, got {value!r}"
         )
     return int(value)
 
@@ -250,7 +269,7 @@ class SolveOptions:
     mip_gap : float, default 0
         Relative gap at which a MIP stops (0: prove optimality).
     seed : int, default 0
-        Seed of the randomised searches (local search, LNS).
+        Seed of the randomised searches (local search, LNS), ``>= 0`` (numpy's generators).
     max_nonzeros : int or None
         Size limit of a model (constraint-matrix non-zeros); None: the call's default (the
         table of the module docstring).
@@ -272,8 +291,12 @@ class SolveOptions:
         object.__setattr__(self, "time_limit", check_time_limit(self.time_limit))
         object.__setattr__(self, "threads", check_threads(self.threads))
         object.__setattr__(self, "mip_gap", check_mip_gap(self.mip_gap))
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, numbers.Integral)
+            or not 0 <= self.seed < 2**63
+        ):
+            raise ValueError(f"seed must be an integer in [0, 2**63), got {self.seed!r}")
         object.__setattr__(self, "seed", int(self.seed))
         if self.max_nonzeros is not None:
             object.__setattr__(self, "max_nonzeros", check_max_nonzeros(self.max_nonzeros))

@@ -169,12 +169,13 @@ class ExactResult:
 
 @dataclass
 class BoundResult:
-    """A lower bound on the optimal TEL (:func:`~lpsched.solvers.solve.best_bound`).
+    """A lower bound on the optimal TEL (:func:`~lpsched.certify.bound.best_bound`).
 
     Attributes
     ----------
     method : str
-        ``"lp"``, ``"combinatorial"`` or ``"trivial"``.
+        ``"lp"``, ``"combinatorial"``, or the certify method that gave it (a name of
+        :data:`lpsched.certify.methods.METHODS`).
     bound : float
         The lower bound (rounds). The LP value is reported unrounded.
     runtime_s : float

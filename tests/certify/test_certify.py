@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -141,6 +142,83 @@ def test_a_bound_above_a_feasible_tel_is_rejected(monkeypatch):
     _consistent(res, inst)
     assert res.bound_method == "combinatorial"
     assert res.info["rejected"] == [f"fake: bound 1e+09 above a feasible TEL {res.objective}"]
+
+
+def test_a_schedule_of_another_instance_is_checked_on_certifys_own(monkeypatch):
+    """Starts that are feasible for a relaxed copy (unit lengths) overflow the real M: they
+    are rejected, never kept with a TEL (and an 'optimal') they do not have (review of
+    issue 20)."""
+    inst = read_instance("instances/exact/mix10-s1.json")  # M = 50, optimum 74
+    ones = np.ones(inst.n, dtype=np.int64)
+    relaxed = inst.replace(prefill=ones, decode=ones)
+
+    def other(instance, schedule, options, observer):
+        observer.on_incumbent(lpsched.Schedule(relaxed, np.zeros(inst.n, dtype=np.int64)))
+        observer.on_incumbent(SimpleNamespace(start=np.zeros(3, dtype=np.int64)))
+
+    _patched_plan(monkeypatch, other)
+    res = certify(inst, time_limit=5)
+    _consistent(res, inst)
+    assert res.objective >= 74 and res.schedule.policy != "fake"
+    assert len(res.info["rejected"]) == 2
+    assert all(r.startswith("fake: ") for r in res.info["rejected"])
+    assert "not a schedule of this instance" in res.info["rejected"][1]
+    assert all(e.method != "fake" for e in res.log)
+
+
+def test_a_bound_proven_wrong_by_a_later_schedule_is_retracted(monkeypatch):
+    """A bound of 75 passes while the best TEL is 75; a schedule of TEL 74 (the optimum)
+    then proves it wrong: it is dropped, and the status is not 'optimal' on its word."""
+    inst = read_instance("instances/exact/mix10-s1.json")
+    optimum = lpsched.solve_exact(inst, time_limit=60).schedule
+    assert optimum.tel == 74 and best_heuristic(inst).tel == 75
+
+    def lies_then_finds(instance, schedule, options, observer):
+        observer.on_bound(75.0)
+        observer.on_incumbent(optimum)
+
+    _patched_plan(monkeypatch, lies_then_finds)
+    res = certify(inst, time_limit=5)
+    _consistent(res, inst)
+    assert res.objective == 74 and res.bound < 74 and res.status == "gap"
+    assert res.bound_method == "combinatorial"
+    assert res.info["rejected"] == ["fake: bound 75 above a feasible TEL 74"]
+
+
+@pytest.mark.parametrize(
+    "bug",
+    [
+        lambda obs: 1 / 0,
+        lambda obs: obs.on_bound("73"),
+        lambda obs: obs.on_incumbent(None),
+        lambda obs: {}["k"],
+    ],
+)
+def test_any_exception_of_a_method_is_its_failure_not_the_runs(monkeypatch, bug):
+    _patched_plan(monkeypatch, lambda instance, schedule, options, observer: bug(observer))
+    inst = scaled_mix(8, 0)
+    res = certify(inst, time_limit=5)
+    _consistent(res, inst)
+    outcome = res.info["methods"]["fake"]
+    assert outcome.startswith("failed") or res.info.get("rejected"), outcome
+
+
+@pytest.mark.parametrize("name", ["", " ", "AUTO", "auto", "lp ", "a,b", "--help", "x\n", 3])
+def test_a_method_name_is_a_command_line_choice(name):
+    with pytest.raises(ValueError, match="name"):
+        Method(name, "lower", "a toy", lambda *a: None)
+
+
+def test_best_bound_refuses_a_method_whose_bound_beats_a_feasible_tel(monkeypatch):
+    def liar(instance, schedule, options, observer):
+        observer.on_bound(10.0**6)
+
+    monkeypatch.setitem(METHODS, "liar", Method("liar", "lower", "a test's method", liar))
+    inst = read_instance("instances/exact/mix12-s4-online.json")
+    with pytest.raises(RuntimeError, match="above the TEL"):
+        lpsched.best_bound(inst, method="liar")
+    with pytest.raises(ValueError, match="at least 10 s"):
+        lpsched.best_bound(inst, 1.0, method="partial-integrality")
 
 
 def test_ctrl_c_returns_the_best_so_far(monkeypatch):

@@ -67,7 +67,7 @@ def register_method(method: Method) -> None:
     """
     if not isinstance(method, Method):
         raise ValueError(f"register_method needs a Method, got {type(method).__name__}")
-    if method.name in METHODS or method.name == "auto":
+    if method.name in METHODS:
         raise ValueError(f"a certify method named {method.name!r} exists already")
     METHODS[method.name] = method
 

@@ -416,12 +416,14 @@ def solve_cpsat_intervals(
 def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
     """Report CP-SAT's schedules and bounds on the interval model to ``observer``; the
     contract is :class:`~lpsched.certify.method.Method`."""
+    limit = {} if options.max_nonzeros is None else {"max_nonzeros": options.max_nonzeros}
     res = solve_cpsat_intervals(
         instance,
         schedule,
         time_limit=options.time_limit,
         threads=options.threads,
         observer=observer,
+        **limit,
     )
     observer.on_incumbent(res.schedule)
     observer.on_bound(res.bound)

@@ -465,7 +465,7 @@ def improve_lns(
     Notes
     -----
     Works on the time axis shifted by the earliest arrival
-    (:func:`~lpsched.solvers.solve.shift_arrivals`). Each step keeps the schedule feasible
+    (:func:`~lpsched.solvers.options.shift_arrivals`). Each step keeps the schedule feasible
     (exact integer check of the sub-solution) and never raises the TEL (the current starts are
     the MIP start). Source: ours (module docstring).
 

@@ -407,6 +407,7 @@ def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer:
         time_limit=options.time_limit,
         threads=options.threads,
         observer=observer,
+        max_nonzeros=options.max_nonzeros,
     )
     observer.on_bound(res.bound)
 
