@@ -135,7 +135,7 @@ def test_mip_gap_and_threads_out_of_range_are_refused(solver):
         with pytest.raises(ValueError, match=r"mip_gap must be a finite number in \[0, 1\]"):
             solve_exact(inst, solver=solver, mip_gap=gap)
     for threads in (0, -1, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="threads must be None .* positive integer"):
+        with pytest.raises(ValueError, match="threads must be None .* an integer from 1 to 4,096"):
             solve_exact(inst, solver=solver, threads=threads)
 
 
