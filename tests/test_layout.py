@@ -5,6 +5,7 @@ nothing else, to reach the Python API and the command line; and the research wal
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -141,3 +142,19 @@ def test_the_research_wall():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_method_registry_is_its_modules():
+    """The guide's two steps are all there is: every module of certify/methods/ is named in
+    MODULES, and METHODS holds exactly their METHODs, in that order."""
+    import importlib
+
+    from lpsched.certify import methods
+
+    folder = Path(methods.__file__).parent
+    files = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+    assert set(methods.MODULES) == files
+    built = [
+        importlib.import_module(f"lpsched.certify.methods.{m}").METHOD for m in methods.MODULES
+    ]
+    assert [m for m in METHODS.values() if m in built] == built

@@ -113,9 +113,10 @@ def run(
             )
         )
         return
+    uses_phase1 = any("solver" in parse_policy(name)[0].options for name in names)
     click.echo(
-        f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens, "
-        f"Sorted-F Phase 1: {solver}"
+        f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens"
+        + (f", Sorted-F Phase 1: {solver}" if uses_phase1 else "")
     )
     headers = ["policy", "TEL (rounds)", "mean latency (rounds)", "ratio to best", "wall time (s)"]
     evicting = any(r["evictions"] for r in results)

@@ -3,8 +3,9 @@
 Each module defines ``METHOD``, a :class:`~lpsched.certify.method.Method` (the contract: the
 side it improves and ``run(instance, schedule, options, observer)``). :data:`METHODS` is read by
 the plans (:mod:`lpsched.certify.plan`), by ``lpsched bound --method`` (every ``lower`` and
-``both`` method) and by the docs. A new method is one module here and one name in the tuple
-below (``docs/architecture.md``, "A bound method"); :func:`register_method` adds one at run time.
+``both`` method) and by the docs. A new method is one module here and its module name in the
+tuple :data:`MODULES` (``docs/architecture.md``, "A bound method"); :func:`register_method`
+adds one at run time.
 
 =======================  =====  ==========================================================
 method                   side   module
@@ -25,35 +26,29 @@ Source: ours (issue 20).
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from ..method import Method
-from . import (
-    colgen,
-    combinatorial,
-    cpsat_intervals,
-    lns,
-    local_search,
-    lp,
-    mip,
-    partial_integrality,
-    trivial,
+
+__all__ = ["METHODS", "MODULES", "register_method", "bound_methods"]
+
+#: The method modules of this package, in the order of ``lpsched bound --method`` and the docs:
+#: a new method is its module here and its name in this tuple.
+MODULES = (
+    "trivial",
+    "combinatorial",
+    "lp",
+    "colgen",
+    "partial_integrality",
+    "cpsat_intervals",
+    "mip",
+    "local_search",
+    "lns",
 )
 
-__all__ = ["METHODS", "register_method", "bound_methods"]
-
-#: Every certify method by name (the order of ``lpsched bound --method`` and the docs).
+#: Every certify method by name, from the ``METHOD`` of each module of :data:`MODULES`.
 METHODS: dict[str, Method] = {
-    module.METHOD.name: module.METHOD
-    for module in (
-        trivial,
-        combinatorial,
-        lp,
-        colgen,
-        partial_integrality,
-        cpsat_intervals,
-        mip,
-        local_search,
-        lns,
-    )
+    m.name: m for m in (import_module(f".{module}", __name__).METHOD for module in MODULES)
 }
 
 
