@@ -13,6 +13,7 @@ from ..solvers.options import MAX_THREADS
 from ..solvers.progress import cli_progress
 from .common import (
     bad_input,
+    check_output,
     finite,
     interrupted,
     json_option,
@@ -77,6 +78,7 @@ def certify(
     from ..certify import CertifyInterrupted
     from ..certify import certify as run_certify
 
+    check_output(output, instance)
     if output is not None:  # before a run of minutes, not after it
         folder = os.path.dirname(os.path.abspath(output))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):

@@ -13,6 +13,7 @@ from ..io import read_schedule
 from ..schedule import memory_peak
 from .common import (
     bad_input,
+    check_output,
     json_option,
     load_instance,
     one_line,
@@ -122,6 +123,7 @@ def plot(
             f"{', '.join(PLOT_SUFFIXES)}",
             param_hint="-o",
         )
+    check_output(output, instance, schedule_file)
     inst = load_instance(instance)
     sched = read_schedule(schedule_file, inst, check=False)
     import matplotlib

@@ -28,6 +28,25 @@ from ..schedule import Schedule
 EXIT_INTERRUPTED = 130
 
 
+def check_output(output: str | None, *inputs: str | None) -> None:
+    """Refuse an ``-o`` file that is one of the command's input files (the same path, or the
+    same file through a link), before any work: the run would overwrite what it reads.
+
+    Raises
+    ------
+    click.BadParameter
+        Naming both paths (exit code 2).
+    """
+    if output is None or not os.path.exists(output):
+        return
+    for given in inputs:
+        if given is not None and os.path.exists(given) and os.path.samefile(output, given):
+            raise click.BadParameter(
+                f"{output} is the input file {given}: the run would overwrite it; write elsewhere",
+                param_hint="-o",
+            )
+
+
 def load_instance(path: str | None) -> Instance:
     """The instance file ``path``, or the shipped default without one (a trace CSV is refused
     with the command that makes an instance of it)."""

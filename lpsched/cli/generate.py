@@ -14,7 +14,7 @@ from ..generators.three_partition import tel_threshold
 from ..generators.workloads import WORKLOADS, describe, from_traces, generate, parse_mixture
 from ..instance import Instance
 from ..io import write_instance
-from .common import bad_input, finite, floats
+from .common import bad_input, check_output, finite, floats
 
 
 def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
@@ -123,6 +123,7 @@ def generate_cmd(
     output,
 ) -> None:
     """Write a random instance JSON from a shipped workload or from trace files."""
+    check_output(output, *traces)
     if traces:
         w = None if weights is None else floats(weights, "--weights")
         if arrival_rate is not None:

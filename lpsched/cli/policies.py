@@ -18,6 +18,7 @@ from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
 from ..solvers.result import LPTooLargeError
 from .common import (
     bad_input,
+    check_output,
     import_option,
     json_option,
     load_instance,
@@ -196,6 +197,7 @@ def schedule(
     as_json: bool,
 ) -> None:
     """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
+    check_output(output, instance)
     policy_names(policy, "--policy")
     inst = load_instance(instance)
     opts = _policy_options(inst, phase1, max_nonzeros)
@@ -255,6 +257,7 @@ def priorities(
     engine"). Policies that re-plan as they run (amax, amin, sorted-f-amin, online-*) have no
     fixed list and are refused.
     """
+    check_output(output, instance)
     policy_names(policy, "--policy")
     inst = load_instance(instance)
     opts = _policy_options(inst, phase1, max_nonzeros)

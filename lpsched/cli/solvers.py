@@ -20,6 +20,7 @@ from ..solvers.solve import EXPORT_FORMATS, SOLVERS, export_model, solve_exact
 from .common import (
     RegistryChoice,
     bad_input,
+    check_output,
     finite,
     interrupted,
     json_option,
@@ -80,6 +81,7 @@ def exact(
     While it runs, standard error shows one live line (elapsed time, incumbent, bound, gap)
     on a terminal, that line every 30 s otherwise, and with -v the solver log as well.
     """
+    check_output(output, instance)
     with signals_as_interrupt():
         try:
             inst = load_instance(instance)
@@ -217,6 +219,7 @@ def export(
     the same folder and renamed once complete; a failed or interrupted write leaves no file.
     Arrivals are counted from the earliest one.
     """
+    check_output(output, instance)
     facts: dict[str, Any] = {}
     with signals_as_interrupt():
         try:

@@ -31,7 +31,9 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
     replaces ``path`` in one step (``os.replace``), so that a reader never sees half a file and
     a failed write (an unwritable folder, a full disk) leaves the previous file, if any, intact
     and no temporary file behind. A new file gets the permissions the umask gives; a replaced
-    file keeps its permission bits; a symbolic link is followed (the link stays).
+    file keeps its permission bits; a symbolic link is followed (the link stays). A target that
+    exists and is not a regular file (``/dev/null``, a FIFO, a terminal) is written in place,
+    never renamed over: a device stays a device (the write is then not atomic).
 
     Parameters
     ----------
@@ -65,6 +67,10 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
             )
         if target.is_dir():
             raise IsADirectoryError("is a directory")
+        if target.exists() and not target.is_file():  # a device or a FIFO: write into it
+            with open(target, "wb") as fh:
+                fh.write(data)
+            return
         for _ in range(100):
             tmp = os.path.join(folder, f".{target.name}.{secrets.token_hex(4)}.tmp")
             try:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from reference.shipped import DEFAULT_FILE
+from reference.shipped import DEFAULT_FILE, MIX10
 
 from lpsched.cli import main
 from lpsched.io import DEFAULT_INSTANCE_SPEC as DEFAULT_SPEC
@@ -283,3 +283,20 @@ def test_full_disk_exits_1_and_keeps_the_old_file(tmp_path, monkeypatch):
         assert out.read_text() == "previous" and len(list(tmp_path.iterdir())) == 1
     r = invoke("generate", "-n", "5", "--memory", "20000", "-o", str(tmp_path / "no" / "g.json"))
     assert r.exit_code == 1 and "does not exist" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["schedule", "priorities", "certify", "exact"])
+def test_an_output_that_is_the_input_is_refused_before_the_run(tmp_path, command):
+    """Issue 22, item 1: -o equal to INSTANCE (directly or through a link) overwrote it."""
+    import os
+
+    inst = tmp_path / "inst.json"
+    inst.write_bytes(MIX10.read_bytes())
+    link = tmp_path / "link.json"
+    os.symlink(inst, link)
+    extra = {"schedule": ["--policy", "fcfs"], "priorities": ["--policy", "fcfs"]}.get(command, [])
+    for target in (inst, link):
+        r = invoke(command, str(inst), *extra, "-o", str(target))
+        assert r.exit_code == 2, r.output
+        assert "the run would overwrite it" in r.output
+    assert inst.read_bytes() == MIX10.read_bytes()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from lpsched.instance import Instance
-from lpsched.io import write_instance, write_schedule
+from lpsched.io import atomic_write_text, write_instance, write_schedule
 from lpsched.schedule import Schedule
 
 # the hand instance of tests/test_schedule.py, arriving at rounds 0, 1, 2
@@ -85,3 +85,22 @@ def test_atomic_write_replaces_whole_and_keeps_mode(tmp_path):
     with pytest.raises(WriteError, match="is a directory"):
         atomic_write_text(tmp_path, "x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "link.txt"]
+
+
+def test_a_fifo_or_device_target_is_written_into_not_replaced(tmp_path):
+    """Issue 22, item 1: the rename replaced /dev/null (as root) and FIFOs by regular files."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    atomic_write_text(fifo, "whole text\n")
+    reader.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got == [b"whole text\n"]
+    if os.path.exists("/dev/null"):
+        atomic_write_text("/dev/null", "nothing\n")
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
