@@ -376,3 +376,19 @@ def test_a_plugin_cannot_change_the_instance(clean_registry):
     assert inst.memory == before[2] and not inst.decode.flags.writeable
     assert sched.instance is inst and sched.tel >= int(inst.decode.sum())
     assert registry.run_policy(inst, "mcsf").tel == mcsf
+
+
+def test_the_current_folder_is_searched_only_while_a_plug_in_imports(tmp_path, monkeypatch):
+    """Issue 22, item 9: --import left the current folder first on sys.path for the whole run,
+    so a stray module there (a 'highspy.py') shadowed the library; item 13: a file path gets
+    'give a module name', not Python's import error."""
+    (tmp_path / "cwd_only_plugin.py").write_text("VALUE = 1\n")
+    (tmp_path / "stray_shadow_mod.py").write_text("raise SystemExit('the stray module ran')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    registry.import_plugins(["cwd_only_plugin"])
+    assert "cwd_only_plugin" in sys.modules and str(tmp_path) not in sys.path
+    with pytest.raises(ImportError):
+        __import__("stray_shadow_mod")
+    with pytest.raises(PluginError, match="give a module name"):
+        registry.import_plugins(["cwd_only_plugin.py"])

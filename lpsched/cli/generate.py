@@ -201,17 +201,20 @@ def gadget() -> None:
 @click.option(
     "--yes/--no",
     "yes",
-    default=True,
-    show_default=True,
-    help="A yes-instance (planted triples) or a proven no-instance.",
+    default=None,
+    help="A yes-instance (planted triples) or a proven no-instance (one of the two is needed).",
 )
 @click.option("--distinct", is_flag=True, help="Make the 3m values distinct.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
 @bad_input
-def three_partition(m: int, B: int, yes: bool, distinct: bool, seed: int, output: str) -> None:
+def three_partition(
+    m: int, B: int, yes: bool | None, distinct: bool, seed: int, output: str
+) -> None:
     """Write the scheduling instance of a 3-Partition instance: TEL 3m(m+1)/2 is reachable
     iff the 3-Partition instance is a yes-instance."""
+    if yes is None:  # the instance's answer is the point of a gadget: never a silent default
+        raise click.UsageError("say which gadget: --yes (planted triples) or --no (proven no)")
     inst = make_gadget(m, B, yes=yes, seed=seed, distinct=distinct)
     write_instance(inst, output)
     click.echo(

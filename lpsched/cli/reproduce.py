@@ -175,5 +175,5 @@ def reproduce(
     except ImportError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(table)
-    written = sorted(p.name for p in Path(out_dir).iterdir())
+    written = sorted(p.name for p in Path(out_dir).iterdir() if not p.name.startswith("."))
     click.echo(f"\nresults in {out_dir}/: {', '.join(written)}", err=True)

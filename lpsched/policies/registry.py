@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 
@@ -256,18 +257,29 @@ class PluginError(ValueError):
 
 def _import(module: str) -> None:
     """Import ``module`` once per process; the current directory is searched first, as by
-    ``python -m`` (so ``--import`` and ``LPSCHED_PLUGINS`` find the same modules)."""
+    ``python -m`` (so ``--import`` and ``LPSCHED_PLUGINS`` find the same modules), but only
+    while this import runs: afterwards a stray ``highspy.py`` there cannot shadow a library."""
     if "module:" + module in _loaded:
         return
+    if module.endswith(".py") or "/" in module or os.sep in module:
+        raise PluginError(
+            f"plug-in {module!r}: give a module name (such as {Path(module).stem!r}, run from "
+            "the folder that holds it, or a dotted name on PYTHONPATH), not a file path"
+        )
     _loaded.add("module:" + module)
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    cwd = os.getcwd()
+    added = "" not in sys.path and cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
     try:
         importlib.import_module(module)
     except Exception as exc:
         raise PluginError(
             f"plug-in module {module!r} failed to import: {type(exc).__name__}: {exc}"
         ) from exc
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
 
 
 def _env_modules() -> list[str]:

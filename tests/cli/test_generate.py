@@ -62,7 +62,9 @@ def test_trace_arrivals_in_rounds(tmp_path):
 
 def test_gadget_bad_B_is_one_clear_error_with_advice_that_works(tmp_path):
     out = str(tmp_path / "g.json")
-    r = invoke("gadget", "three-partition", "--m", "20", "--B", "10", "--distinct", "-o", out)
+    r = invoke(
+        "gadget", "three-partition", "--m", "20", "--B", "10", "--distinct", "--yes", "-o", out
+    )
     assert r.exit_code == 1 and "Traceback" not in r.output and r.exception is not None
     assert r.stderr.count("\n") == 1 and "use B = 359 (or any B >= 365)" in r.stderr
     r = invoke(
@@ -109,3 +111,11 @@ def test_trace_arrival_error_names_file_and_line(tmp_path):
     )
     assert r.exit_code == 1 and f"{trace}: line 3: field 'arrived_at'" in r.stderr
     assert "-9223372036854775808" not in r.stderr and not (tmp_path / "x.json").exists()
+
+
+def test_a_gadget_needs_yes_or_no(tmp_path):
+    """Issue 22, item 13: without --yes or --no the command made a yes-instance silently."""
+    out = str(tmp_path / "g.json")
+    r = invoke("gadget", "three-partition", "--m", "2", "--B", "20", "-o", out)
+    assert r.exit_code == 2 and "--yes" in r.output and "--no" in r.output
+    assert not (tmp_path / "g.json").exists()

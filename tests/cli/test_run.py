@@ -273,7 +273,7 @@ def test_full_disk_exits_1_and_keeps_the_old_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr("lpsched.io.os.write", full)
     for args in (
-        ("gadget", "three-partition", "--m", "2", "--B", "20", "-o", str(out)),
+        ("gadget", "three-partition", "--m", "2", "--B", "20", "--yes", "-o", str(out)),
         ("generate", "-n", "5", "--memory", "20000", "-o", str(out)),
         ("schedule", str(DEFAULT_FILE), "--policy", "fcfs", "-o", str(out)),
     ):
