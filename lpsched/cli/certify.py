@@ -13,6 +13,7 @@ from ..solvers.options import MAX_THREADS
 from ..solvers.progress import cli_progress
 from .common import (
     bad_input,
+    best_schedule_option,
     check_output,
     finite,
     interrupted,
@@ -48,13 +49,7 @@ from .common import (
     show_default=True,
     help="Seed of the searches.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the best schedule found as schedule JSON.",
-)
+@best_schedule_option
 @json_option
 @verbose_option
 @bad_input

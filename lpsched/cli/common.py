@@ -243,6 +243,15 @@ verbose_option = click.option(
     "error (default: one live line when standard error is a terminal).",
 )
 
+#: ``-o FILE`` of ``exact`` and ``certify``: the best schedule found, as schedule JSON.
+best_schedule_option = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the best schedule found as schedule JSON.",
+)
+
 #: ``--json``: one JSON object on standard output instead of the table.
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 

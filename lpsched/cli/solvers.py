@@ -20,6 +20,7 @@ from ..solvers.solve import EXPORT_FORMATS, SOLVERS, export_model, solve_exact
 from .common import (
     RegistryChoice,
     bad_input,
+    best_schedule_option,
     check_output,
     finite,
     interrupted,
@@ -53,13 +54,7 @@ from .common import (
     callback=finite,
     help="Relative gap at which to stop (0: prove optimality).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the best schedule found as schedule JSON.",
-)
+@best_schedule_option
 @json_option
 @max_nonzeros_option("20,000,000; 2,000,000 for the pyomo backend")
 @verbose_option
