@@ -110,7 +110,13 @@ from ..formulations.time_indexed import TimeIndexedMatrix, resolve_horizon, time
 from ..instance import Instance
 from ..schedule import Schedule
 from ..solvers.backends.highs import new_highs, run_highs
-from ..solvers.options import check_threads, check_time_limit, shift_arrivals
+from ..solvers.options import (
+    check_max_nonzeros,
+    check_size,
+    check_threads,
+    check_time_limit,
+    shift_arrivals,
+)
 from ..solvers.result import BoundResult
 from ..solvers.solve import exact_horizon
 from .window_pricing import _group_knapsack as _group_knapsack  # tests import it from here
@@ -272,6 +278,8 @@ def _arc_flow(
     arcs of (i, k)``. The DP's graph is acyclic with one source, so its flow polytope's vertices
     are its paths, i.e. exactly the configurations of the round (at most one pair per request,
     ``<= M``): the projection is the convex hull of ``Q_t`` and the LP value is the relaxation's.
+    :class:`_Stopped` when ``deadline`` passes while it is built (seconds for a few thousand
+    rounds).
     Rows: ``n + n_links + nodes``; columns: ``ncol + arcs``, each arc with <= 3 entries.
     """
     import highspy
@@ -285,7 +293,13 @@ def _arc_flow(
     tail_v: list[np.ndarray] = []
     rhs: list[float] = []
     nrow = n + nl
+
+    def on_time() -> None:  # the build takes seconds for a few thousand rounds: look often
+        if deadline is not None and time.perf_counter() > deadline:
+            raise _Stopped("time limit reached while building the arc-flow LP")
+
     for w in range(win.n_windows):
+        on_time()
         t = win.bounds[w][0]
         rows = np.arange(win.first_link[w], win.first_link[w + 1])
         cols = win.link_col[rows]
@@ -325,11 +339,14 @@ def _arc_flow(
     tr, hr, lr = np.concatenate(tail_r), np.concatenate(head_r), np.concatenate(link_r)
     tv = np.concatenate(tail_v)
     na = tr.size
+    on_time()
     ent_r = np.stack((tr, hr, lr), axis=1)  # (arcs, 3)
     ent_v = np.stack((tv, np.ones(na), -np.ones(na)), axis=1)
     keep = ent_r >= 0
     arc_start = np.concatenate(([0], np.cumsum(keep.sum(axis=1))))
+    on_time()
     x_start, x_index = _x_columns(mat, win)
+    on_time()
     ncol = mat.ncol + na
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = ncol, nrow
@@ -337,12 +354,16 @@ def _arc_flow(
     lp.col_lower_ = np.zeros(ncol)
     lp.col_upper_ = np.full(ncol, highspy.kHighsInf)
     b = np.concatenate((np.ones(n), np.zeros(nl), np.array(rhs)))
+    on_time()
     lp.row_lower_, lp.row_upper_ = b, b
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = ncol, nrow
     lp.a_matrix_.start_ = np.concatenate((x_start, x_start[-1] + arc_start[1:])).astype(np.int32)
+    on_time()
     lp.a_matrix_.index_ = np.concatenate((x_index, ent_r[keep])).astype(np.int32)
+    on_time()
     lp.a_matrix_.value_ = np.concatenate((np.ones(x_index.size), ent_v[keep]))
+    on_time()
     h = new_highs()
     if threads is not None:
         highspy.Highs.resetGlobalScheduler(True)
@@ -430,6 +451,7 @@ def window_configuration_bound(
     arc_flow: bool = True,
     lp_solver: str = "ipm",
     upper: bool = False,
+    max_nonzeros: int | None = None,
 ) -> BoundResult:
     """Lower bound on the optimal TEL from the configuration relaxation over windows of ``W``
     rounds (module docstring: definition, validity, solution method).
@@ -472,6 +494,9 @@ def window_configuration_bound(
         When column generation stops unconverged, solve the restricted master once more
         without the box (no time limit): ``info["upper"]``, an upper bound on the
         relaxation's value (for a go/no-go: if it is below a target, so is the relaxation).
+    max_nonzeros : int or None
+        Size limit of the time-indexed matrix the windows are cut from
+        (:func:`~lpsched.solvers.options.check_size`; None: ``LP_MAX_NONZEROS``).
 
     Returns
     -------
@@ -497,6 +522,9 @@ def window_configuration_bound(
         range; a ``start`` that does not nest (another horizon, or ``W'`` not dividing ``W``).
     HorizonError
         ``horizon`` leaves some request no start.
+    LPTooLargeError
+        The time-indexed matrix would exceed ``max_nonzeros``, or the horizon
+        ``MAX_HORIZON``; refused before it is built.
     KeyboardInterrupt
         Ctrl-C during a HiGHS solve (the solve is stopped first).
 
@@ -513,6 +541,7 @@ def window_configuration_bound(
         raise ValueError(f"lp_solver must be one of {LP_SOLVERS}, got {lp_solver!r}")
     time_limit = check_time_limit(time_limit)
     threads = check_threads(threads)
+    max_nonzeros = check_max_nonzeros(max_nonzeros)
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     original = instance
@@ -525,6 +554,7 @@ def window_configuration_bound(
     if horizon is None:
         horizon = tight_horizon(instance, schedule)
     T, slack = resolve_horizon(instance, horizon)
+    check_size(instance, T, slack, max_nonzeros)
     method = f"window-configuration-W{W}"
     W = int(min(W, T))
     mat = time_indexed_matrix(instance, T, slack=slack)

@@ -68,6 +68,7 @@ __all__ = [
     "check_mip_gap",
     "check_threads",
     "MAX_THREADS",
+    "check_horizon",
     "check_size",
     "refuse_if_surely_too_large",
     "shift_arrivals",
@@ -214,6 +215,34 @@ def refuse_if_surely_too_large(instance: Instance, max_nonzeros: int) -> None:
     check_size(instance, t_lo, lb - int(instance.decode.sum()), max_nonzeros, at_least=True)
 
 
+def check_horizon(instance: Instance, T: int, model: str = "the time-indexed model") -> None:
+    """Refuse a model with one memory row per round of a horizon ``T`` above ``MAX_HORIZON``.
+
+    Every method that keeps a row, a price or a profile entry per round calls this before it
+    allocates anything of length ``T``: arrivals spread over 10^9 rounds would otherwise ask
+    for gigabytes before any time limit is looked at.
+
+    Parameters
+    ----------
+    instance : Instance
+        Named in the message.
+    T : int
+        Horizon (rounds).
+    model : str, optional
+        What needs the horizon, for the message.
+
+    Raises
+    ------
+    LPTooLargeError
+        ``T > MAX_HORIZON``, naming both. Source: ours.
+    """
+    if T > MAX_HORIZON:
+        raise LPTooLargeError(
+            f"{instance.name}: {model} needs horizon T = {T:,} rounds (one memory row each), "
+            f"above the limit MAX_HORIZON = {MAX_HORIZON:,}, which is fixed"
+        )
+
+
 def check_size(
     instance: Instance, T: int, slack: int | None, max_nonzeros: int, at_least: bool = False
 ) -> None:
@@ -237,11 +266,7 @@ def check_size(
     LPTooLargeError
         Naming the size, the horizon, the limit and how to raise it. Source: ours.
     """
-    if T > MAX_HORIZON:
-        raise LPTooLargeError(
-            f"{instance.name}: the time-indexed model needs horizon T = {T:,} rounds (one "
-            f"memory row each), above the limit MAX_HORIZON = {MAX_HORIZON:,}, which is fixed"
-        )
+    check_horizon(instance, T)
     cols, nnz = matrix_size(instance, T, slack)
     if nnz > max_nonzeros:
         size = (

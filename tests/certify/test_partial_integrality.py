@@ -162,3 +162,18 @@ def test_errors():
     bad = Schedule(inst, np.zeros(inst.n, dtype=np.int64))  # everything at once overflows M
     with pytest.raises(InfeasibleScheduleError):
         partial_integrality_bound(inst, bad, time_limit=5)
+
+
+def test_never_below_the_combinatorial_bound(monkeypatch):
+    """Issue 22, item 7: an early stop's dual bound can be weaker than the combinatorial bound
+    the docstring promises as the floor. With a floor raised to the schedule's TEL (a valid
+    bound would never reach it, but the rule must hold for any floor) the result is the
+    floor, named as its source."""
+    from lpsched.certify.methods import partial_integrality as pi
+
+    inst = read_instance(EXACT_DIR / "mix15-s1.json")
+    sched = best_heuristic(inst)
+    monkeypatch.setattr(pi, "combinatorial_bound", lambda instance: sched.tel)
+    res = partial_integrality_bound(inst, sched, time_limit=30, threads=1)
+    assert res.bound == sched.tel
+    assert res.info["source"] == "combinatorial"

@@ -199,3 +199,39 @@ def test_group_knapsack_is_exact(items, capacity):
     picked = chosen - 100
     assert len(set(group[picked].tolist())) == picked.size
     assert weight[picked].sum() <= capacity and value[picked].sum() == pytest.approx(best)
+
+
+def test_refuses_a_horizon_above_the_limit():
+    """Issue 22, item 7: checked before the time-indexed matrix is built."""
+    from lpsched import run_policy
+    from lpsched.solvers.options import MAX_HORIZON
+    from lpsched.solvers.result import LPTooLargeError
+
+    inst = Instance.from_arrays([5, 7, 5], [3, 2, 3], 12, arrival=[0, 0, 2 * MAX_HORIZON])
+    with pytest.raises(LPTooLargeError, match="MAX_HORIZON"):
+        window_configuration_bound(inst, 1, schedule=run_policy(inst, "fcfs"), time_limit=5)
+
+
+def test_time_limit_stops_the_arc_flow_build(monkeypatch):
+    """Issue 22, item 7: the arc-flow LP's build (seconds at a few thousand rounds) looks at
+    the deadline. A clock that jumps past it once the first LP is solved must end the call
+    in the build, with the bound of the first LP's duals and no arc-flow value."""
+    import types
+
+    import lpsched.research.window_configuration as wc
+
+    now = [0.0]
+    monkeypatch.setattr(wc, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    real = wc._lp_duals
+
+    def duals_then_late(*args, **kwargs):
+        out = real(*args, **kwargs)
+        now[0] = 1e9
+        return out
+
+    monkeypatch.setattr(wc, "_lp_duals", duals_then_late)
+    inst = Instance.from_arrays([3, 2, 4, 1, 2], [2, 3, 1, 2, 2], 8)
+    res = window_configuration_bound(inst, 1, schedule=best_heuristic(inst), time_limit=10)
+    assert res.info["arc_flow_value"] is None
+    assert "arc-flow" in res.info["stopped"]
+    assert res.bound <= brute_force_tel(inst) + 1e-6

@@ -88,7 +88,13 @@ from ...kernels import jit
 from ...policies.local_search import LIST_ORDERS, best_heuristic
 from ...schedule import Schedule
 from ...solvers.backends import highs
-from ...solvers.options import SolveOptions, check_threads, check_time_limit, shift_arrivals
+from ...solvers.options import (
+    SolveOptions,
+    check_horizon,
+    check_threads,
+    check_time_limit,
+    shift_arrivals,
+)
 from ...solvers.progress import Observer
 from ...solvers.result import BoundResult
 from ..method import Method
@@ -526,6 +532,9 @@ def colgen_lp_bound(
         of range, an unknown ``master_solver`` or seed policy.
     HorizonError
         ``horizon`` below ``min(T1, T2)``.
+    LPTooLargeError
+        The horizon is above ``MAX_HORIZON`` (:func:`~lpsched.solvers.options.check_horizon`:
+        the master keeps a memory row per round), before anything of that length is made.
     InfeasibleScheduleError
         ``schedule`` infeasible.
     KeyboardInterrupt
@@ -566,6 +575,7 @@ def colgen_lp_bound(
     elif shift:
         schedule = Schedule(instance, np.asarray(schedule.start) - shift)
     hz = tight_horizon(instance, schedule, horizon)
+    check_horizon(instance, hz.T, "the column generation's master")
     slack = hz.slack if windows else None
     members = _units(instance, aggregate=True)
     first = np.array([int(m[0]) for m in members], dtype=np.int64)

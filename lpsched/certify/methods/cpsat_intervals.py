@@ -54,7 +54,13 @@ from ...formulations.time_indexed import TimeIndexedMatrix, matrix_size, time_in
 from ...instance import Instance
 from ...schedule import Schedule
 from ...solvers.backends.cpsat import BuildTimeout, build_cpsat, configure_solver, solution_callback
-from ...solvers.options import SolveOptions, check_threads, check_time_limit, shift_arrivals
+from ...solvers.options import (
+    SolveOptions,
+    check_horizon,
+    check_threads,
+    check_time_limit,
+    shift_arrivals,
+)
 from ...solvers.progress import Observer, Progress
 from ...solvers.result import LPTooLargeError, SolveStatus, run_interruptible
 from ..method import Method
@@ -250,7 +256,8 @@ def solve_cpsat_intervals(
     ------
     LPTooLargeError
         (a ``ValueError``) when the time-indexed rows have more than ``max_nonzeros``
-        non-zeros; the message names the size.
+        non-zeros, or the horizon is above ``MAX_HORIZON`` (one row per round); the message
+        names the size.
     InfeasibleScheduleError
         If ``schedule`` is infeasible.
     ValueError
@@ -282,6 +289,7 @@ def solve_cpsat_intervals(
     start0 = schedule.start.astype(np.int64) - shift
     hint = Schedule(shifted, start0)
     hz = tight_horizon(shifted, hint)
+    check_horizon(instance, hz.T, "the CP-SAT interval model")
     cols, nnz = matrix_size(shifted, hz.T, hz.slack)
     if nnz > max_nonzeros:
         raise LPTooLargeError(

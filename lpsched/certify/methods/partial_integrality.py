@@ -259,8 +259,9 @@ def partial_integrality_bound(
     BoundResult
         ``method="partial-integrality"``; ``bound`` = ``ceil(min(d, p - g))`` for HiGHS's
         dual bound ``d`` and incumbent ``p`` (rounds, module docstring; the LP value rounded
-        up when ``L`` is empty), or the combinatorial bound (SPEC section 7) when HiGHS stopped
-        before its first LP (``info["source"]``); ``horizon`` ``T``. ``info``: ``optimal``
+        up when ``L`` is empty), or the combinatorial bound (SPEC section 7) when that is larger
+        (HiGHS stopped before its first LP, or its dual bound is still weaker:
+        ``info["source"]``); ``horizon`` ``T``. ``info``: ``optimal``
         (``bound = ceil(min P_L)``, the most this relaxation gives, up to ``1e-4``: HiGHS
         closed it and the second run, if needed, settled the last unit), ``dual_bound`` and
         ``primal_bound`` (unrounded, None when absent), ``second_run`` (its HiGHS status, when
@@ -316,6 +317,8 @@ def partial_integrality_bound(
     floor = float(combinatorial_bound(instance))
 
     def result(bound: float, source: str) -> BoundResult:
+        if not bound >= floor:  # an early stop's dual bound can be weaker: never return less
+            bound, source = floor, "combinatorial"
         info["source"] = source
         info["solve_s"] = time.perf_counter() - t0 - info["build_s"]
         return BoundResult(
@@ -380,8 +383,6 @@ def partial_integrality_bound(
         elif not watch.refuted:
             watch.offer(_valid(float(hinfo.mip_dual_bound), math.inf, target))
         info["optimal"] = st == MS.kInfeasible or watch.refuted
-    if not math.isfinite(watch.best):
-        return result(floor, "combinatorial")
     return result(watch.best, "highs")
 
 
