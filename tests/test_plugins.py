@@ -392,3 +392,76 @@ def test_the_current_folder_is_searched_only_while_a_plug_in_imports(tmp_path, m
         __import__("stray_shadow_mod")
     with pytest.raises(PluginError, match="give a module name"):
         registry.import_plugins(["cwd_only_plugin.py"])
+
+
+# ------------------------------------------------------------------ a plug-in that misbehaves
+
+NOISY = """
+import os, sys
+import numpy as np
+import lpsched
+
+print("noisy: imported")
+
+def noisy(instance):
+    print("noisy: called")
+    if os.environ.get("NOISY_EXIT"):
+        sys.exit(3)
+    if os.environ.get("NOISY_INTERRUPT"):
+        raise KeyboardInterrupt
+    return np.argsort(instance.prefill, kind="stable")
+
+lpsched.register_policy("noisy", noisy, "shortest prefill first, loudly")
+"""
+
+
+def test_a_plugins_print_goes_to_stderr_not_into_the_json(tmp_path):
+    """Issue 22, item 10: what a plug-in prints on import or when called is on standard error;
+    standard output holds exactly the JSON (``run --json``) or the schedule (``schedule``)."""
+    (tmp_path / "noisy.py").write_text(NOISY)
+    res = _run(
+        ["run", str(INST_FILE), "--import", "noisy", "--policies", "noisy", "--json"], tmp_path
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["results"][0]["tel"] == execute(INST, SPF).tel
+    assert "noisy: imported" in res.stderr and "noisy: called" in res.stderr
+    res = _run(["schedule", str(INST_FILE), "--import", "noisy", "--policy", "noisy"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["tel"] == execute(INST, SPF).tel
+    # loaded through LPSCHED_PLUGINS while the policy names are checked
+    res = _run(
+        ["run", str(INST_FILE), "--policies", "noisy", "--json"],
+        tmp_path,
+        {registry.PLUGINS_ENV: "noisy"},
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["results"][0]["policy"] == "noisy"
+
+
+def test_a_plugins_sys_exit_is_an_error_that_names_it(tmp_path):
+    """Issue 22, item 10: ``sys.exit(3)`` in a plug-in used to end ``run`` silently with
+    exit 3; now it is one error line naming the policy (exit 1), or the module when it exits
+    on import (a usage error of --import, exit 2)."""
+    (tmp_path / "noisy.py").write_text(NOISY)
+    args = ["run", str(INST_FILE), "--import", "noisy", "--policies", "noisy,mcsf"]
+    res = _run(args, tmp_path, {"NOISY_EXIT": "1"})
+    assert res.returncode == 1
+    assert "policy 'noisy' (noisy.noisy) called sys.exit(3)" in res.stderr
+    (tmp_path / "leaver.py").write_text("import sys\nsys.exit(4)\n")
+    res = _run(["run", str(INST_FILE), "--import", "leaver"], tmp_path)
+    assert res.returncode == 2
+    assert "plug-in module 'leaver' called sys.exit(4) while importing" in res.stderr
+
+
+def test_a_keyboard_interrupt_in_a_plugin_exits_130(tmp_path):
+    """Issue 22, item 10: click's ``Aborted!`` with exit 1 became ``lpsched: interrupted``
+    with exit 130 (every command, also those without a handler of their own)."""
+    (tmp_path / "noisy.py").write_text(NOISY)
+    for args in (
+        ["run", str(INST_FILE), "--import", "noisy", "--policies", "noisy"],
+        ["schedule", str(INST_FILE), "--import", "noisy", "--policy", "noisy", "-o", "s.json"],
+    ):
+        res = _run(args, tmp_path, {"NOISY_INTERRUPT": "1"})
+        assert res.returncode == 130, res.stderr
+        assert "lpsched: interrupted" in res.stderr and "Aborted!" not in res.stderr
+    assert not (tmp_path / "s.json").exists()

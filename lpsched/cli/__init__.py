@@ -20,15 +20,30 @@ export), :mod:`~lpsched.cli.certify`, :mod:`~lpsched.cli.generate` (generate, ga
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from .. import __version__
 from . import certify, check, generate, policies, reproduce, solvers, traces
+from .common import interrupted
 
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The command group; a Ctrl-C that no command handles itself (during ``run``,
+    ``schedule``, ``generate``, a plug-in's code) exits with 130 and one line, not click's
+    ``Aborted!`` with exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted("stopped before it finished; no output file was replaced")
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="lpsched")
 def main() -> None:
     """lpsched: batch scheduling of LLM requests under a KV-cache budget (TEL, rounds)."""

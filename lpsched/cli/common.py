@@ -111,21 +111,23 @@ def bad_input(fn):
 
 @contextlib.contextmanager
 def solver_chatter_to_stderr() -> Iterator[None]:
-    """Send what solvers print on the C-level standard output (HiGHS prints a banner whatever
-    its options) to standard error, so that standard output holds only our table or JSON."""
+    """Send what solvers and plug-ins print to standard error, so that standard output holds
+    only our table or JSON: the C-level standard output (HiGHS prints a banner whatever its
+    options) and Python's ``sys.stdout`` (a plug-in policy's ``print``)."""
     sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no real file descriptor (e.g. under a test runner)
-        yield
-        return
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+    with contextlib.redirect_stdout(sys.stderr):
+        try:
+            saved = os.dup(1)
+        except OSError:  # no real file descriptor (e.g. under a test runner)
+            yield
+            return
+        os.dup2(2, 1)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def _load_extensions() -> None:
@@ -195,7 +197,8 @@ def policy_names(text: str, param: str) -> list[str]:
         raise click.BadParameter("no policy given", param_hint=param)
     for name in names:
         try:
-            parse_policy(name)
+            with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
+                parse_policy(name)
         except KeyError as exc:
             raise click.BadParameter(exc.args[0], param_hint=param) from None
     return names
@@ -274,7 +277,8 @@ def _import_modules(
     is searched first, as by ``python -m``."""
     if modules:
         try:
-            import_plugins(modules)
+            with solver_chatter_to_stderr():  # what a module prints on import
+                import_plugins(modules)
         except PluginError as exc:
             raise click.BadParameter(one_line(str(exc))) from None
     return modules

@@ -222,6 +222,11 @@ def register_policy(
             # a private copy: a plug-in that unfreezes and rewrites the arrays (or the memory)
             # changes only its own view, never the instance the executor and the report use
             order = np.asarray(function(copy.deepcopy(instance), **opts))
+        except SystemExit as exc:  # would end the whole comparison without a word
+            raise PolicyError(
+                f"policy {name!r} ({where}) called sys.exit({exc.code!r}); a policy returns a "
+                "priority list or raises an exception"
+            ) from None
         except Exception as exc:
             raise PolicyError(
                 f"policy {name!r} ({where}) failed: {type(exc).__name__}: {exc}"
@@ -273,6 +278,10 @@ def _import(module: str) -> None:
         sys.path.insert(0, cwd)
     try:
         importlib.import_module(module)
+    except SystemExit as exc:
+        raise PluginError(
+            f"plug-in module {module!r} called sys.exit({exc.code!r}) while importing"
+        ) from None
     except Exception as exc:
         raise PluginError(
             f"plug-in module {module!r} failed to import: {type(exc).__name__}: {exc}"
@@ -353,7 +362,7 @@ def load_plugins(name: str | None = None) -> None:
                 raise TypeError(f"{type(function).__name__} object is not callable")
             doc = (inspect.getdoc(function) or "").splitlines()
             register_policy(ep.name, function, f"{doc[0] if doc else ep.value} [plug-in {dist}]")
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # SystemExit: a sys.exit() on import
             errors.append(
                 f"plug-in policy entry point '{ep.name} = {ep.value}' (group "
                 f"{ENTRY_POINT_GROUP}, distribution {dist}): {type(exc).__name__}: {exc}"
