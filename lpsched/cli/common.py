@@ -149,18 +149,32 @@ def signals_as_interrupt() -> Iterator[None]:
     """Inside the block SIGINT and SIGTERM raise ``KeyboardInterrupt``, so a ``kill`` (a batch
     system's time-out, a container stop) stops the solver and keeps the results exactly as
     Ctrl-C does, also when a shell started the command in the background with SIGINT
-    ignored. The previous handlers are restored afterwards."""
-    _load_extensions()
+    ignored. The previous handlers are restored afterwards.
+
+    A signal that arrives while the compiled extensions load (:func:`_load_extensions`, a
+    second or two for CP-SAT) is held until they have loaded and raised then: raised inside
+    an extension's initialisation it became ``ImportError: initialization failed`` (exit 1).
+    """
+    held: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        held.append(signum)
 
     def handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     try:
-        previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: signals never arrive here
+        _load_extensions()
         yield
         return
     try:
+        _load_extensions()
+        for s in previous:
+            signal.signal(s, handler)
+        if held:
+            raise KeyboardInterrupt(signal.Signals(held[0]).name)
         yield
     finally:
         for s, old in previous.items():

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 
 import pytest
@@ -291,3 +292,29 @@ def test_reproduce_with_workers_stops_on_a_signal_and_ends_its_workers(tmp_path,
     assert text.endswith("\n") and len(list(csv.DictReader(text.splitlines()))) >= 10
     time.sleep(1.0)
     assert not [w for w in workers if _alive(w)]  # the busy workers were ended
+
+
+def test_a_signal_while_the_extensions_load_is_held_until_they_have(monkeypatch):
+    """Issue 22, item 8: a Ctrl-C during CP-SAT's first import, raised inside the extension's
+    initialisation, became ``ImportError: initialization failed`` (exit 1, nothing kept).
+    Now the signal waits until the extensions have loaded, then stops the command as a
+    Ctrl-C does; the block is never entered and the handlers are restored."""
+    import signal
+    import time
+
+    from lpsched.cli import common
+
+    loaded = []
+
+    def slow_extension_import():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # the signal arrives in here
+        loaded.append(True)
+
+    monkeypatch.setattr(common, "_load_extensions", slow_extension_import)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        with common.signals_as_interrupt():
+            pytest.fail("the block must not run after a held signal")
+    assert loaded == [True]
+    assert signal.getsignal(signal.SIGINT) is before
