@@ -12,7 +12,9 @@ every row, and how to check a row read back. :func:`run_sweep` then
   parameters or versions are reported by line and ignored (``strict=True`` refuses them). A line
   that is truncated, glued to the next one, or fails the sweep's check (a non-numeric TEL, a TEL
   below its own bound, an unknown status, ...) is reported with its line number, moved to
-  ``NAME.rejected.csv`` with the reason, and recomputed, never trusted;
+  ``NAME.rejected.csv`` with the reason, and recomputed, never trusted. So are all the rows of
+  a task that fail the sweep's task check together (rows of one instance that disagree on
+  its bound, or only a part of rows that must come from one computation);
 * computes the missing rows: serially in this process (``workers=1``), in ``workers`` local
   processes, or on a Dask cluster (``scheduler=ADDRESS``, or ``"local"`` for a
   ``distributed.LocalCluster``). Results come back to this process, the one writer, which
@@ -159,6 +161,12 @@ class Sweep:
         ``check(values) -> str or None`` on the parsed values of a row read back (unparsed
         columns as text): the reason the row is impossible (e.g. a TEL below its own lower
         bound), or None.
+    check_task : callable, optional
+        ``check_task(rows) -> str or None`` on the rows of one task read back (parsed as for
+        ``check``), in the order of :meth:`Task.keys`, None for a row not in the file: the
+        reason they cannot stand together (e.g. rows of one instance that disagree on its
+        bound, or a part of rows that must come from one computation). Such rows are all
+        rejected and the task recomputed whole.
     """
 
     name: str
@@ -169,6 +177,7 @@ class Sweep:
     params: Mapping[str, Any] = field(default_factory=dict)
     types: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     check: Callable[[Mapping[str, Any]], str | None] | None = None
+    check_task: Callable[[Sequence[Mapping[str, Any] | None]], str | None] | None = None
 
 
 _TIMING = frozenset({"runtime_s", "mip_s", "lp_s", "exact_s"})
@@ -346,22 +355,44 @@ class _Results:
     def key_of(self, row: Row) -> tuple[str, ...]:
         return tuple(_fmt(row[k]) for k in self.key)
 
-    def _problem(self, row: dict[str, str]) -> str | None:
+    def _parse(self, row: dict[str, str]) -> tuple[dict[str, Any], str | None]:
+        """The row's parsed values and the reason it is impossible (None: it is not)."""
         values: dict[str, Any] = dict(row)
         for col, parse in self.sweep.types.items():
             try:
                 values[col] = parse(row[col])
             except (TypeError, ValueError, OverflowError):
-                return (
+                return values, (
                     f"field '{col}' is not a valid {getattr(parse, '__name__', 'value')}: "
                     f"{row[col]!r}"
                 )
         if self.sweep.check is None:
-            return None
+            return values, None
         try:
-            return self.sweep.check(values)
+            return values, self.sweep.check(values)
         except Exception as exc:  # a row so broken that the check itself fails is rejected too
-            return f"the row's values cannot be checked ({exc})"
+            return values, f"the row's values cannot be checked ({exc})"
+
+    def _task_problems(
+        self, parsed: dict[tuple[str, ...], dict[str, Any]]
+    ) -> list[tuple[list[tuple[str, ...]], str]]:
+        """The tasks whose rows in the file fail ``check_task``: (their keys, the reason)."""
+        check = self.sweep.check_task
+        if check is None:
+            return []
+        out = []
+        for task in self.sweep.tasks:
+            keys = [self.key_of(k) for k in task.keys()]
+            present = [k for k in keys if k in self.done]
+            if not present:
+                continue
+            try:
+                problem = check([parsed[k] if k in self.done else None for k in keys])
+            except Exception as exc:  # rows so broken that the check itself fails
+                problem = f"the task's rows cannot be checked together ({exc})"
+            if problem is not None:
+                out.append((present, problem))
+        return out
 
     def _read(self, strict: bool, report: Callable[[str], None]) -> None:
         raw = self.path.read_bytes()
@@ -397,12 +428,14 @@ class _Results:
                 f"{self.header}; use --fresh (the old file is kept as a backup) or "
                 "another output folder"
             )
-        kept = [lines[0]]
+        kept = {1: lines[0]}
+        parsed: dict[tuple[str, ...], dict[str, Any]] = {}
+        line_of: dict[tuple[str, ...], int] = {}
         stale: dict[str, list[int]] = {}
         duplicates: list[tuple[int, bool]] = []
         for line_no, line in enumerate(lines[1:], start=2):
             if not line.strip():
-                kept.append(line)
+                kept[line_no] = line
                 continue
             try:
                 cells = next(csv.reader([line]))
@@ -419,11 +452,11 @@ class _Results:
                 )
                 continue
             row = dict(zip(self.header, cells, strict=True))
-            problem = self._problem(row)
+            values, problem = self._parse(row)
             if problem is not None:
                 rejected.append((line_no, line, problem))
                 continue
-            kept.append(line)
+            kept[line_no] = line
             differ = [c for c in PROVENANCE if row[c] != self.prov[c]]
             if differ:
                 what = "; ".join(f"{c} {row[c] or '-'} (now {self.prov[c] or '-'})" for c in differ)
@@ -435,7 +468,13 @@ class _Results:
                 same = all(first[c] == row[c] for c in self.sweep.fields if c not in _TIMING)
                 duplicates.append((line_no, same))
                 continue
-            self.done[k] = row
+            self.done[k], parsed[k], line_of[k] = row, values, line_no
+        for keys, problem in self._task_problems(parsed):
+            for k in keys:
+                n = line_of[k]
+                rejected.append((n, kept.pop(n), f"{problem}; the task is recomputed whole"))
+                del self.done[k]
+        rejected.sort()
         if stale:
             detail = "; ".join(f"line(s) {_lines(nums)}: {what}" for what, nums in stale.items())
             message = (
@@ -469,7 +508,7 @@ class _Results:
             for line_no, _, reason in rejected:
                 report(f"{self.path}: line {line_no}: {reason}; moved to {bad.name} and recomputed")
             tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(kept), encoding="utf-8")
+            tmp.write_text("".join(kept[n] for n in sorted(kept)), encoding="utf-8")
             os.replace(tmp, self.path)
 
     def append(self, row: Row) -> dict[str, str]:

@@ -376,3 +376,102 @@ def test_the_command_line_passes_sizes_seeds_and_time_limits(tmp_path, monkeypat
     assert res.exit_code == 1 and "no time limit for n = 7" in res.output
     res = CliRunner().invoke(main, ["reproduce", "optimality-gaps", "--time-limits", "3"])
     assert res.exit_code == 2 and "'optimality-gaps' has no time limits" in res.output
+
+
+def _rewrite(path: Path, rows: list[dict[str, str]]) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_the_rows_of_one_instance_must_agree(tmp_path, monkeypatch):
+    """Issue 22, item 4: a hand-edited row whose bound is possible on its own (at most its
+    best TEL) but not the bound of the instance's other rows used to be joined to them: the
+    table took the largest bound and the smallest best TEL of different rows and printed
+    'best / bound 0.973'. Now the instance's rows are rejected together and recomputed."""
+    monkeypatch.setattr(cg, "certify", _stand_in([]))
+    small = {"sizes": [7], "seeds": [0], "workloads": ["scaled-mix"], "progress": False}
+    cg.run(tmp_path, time_limits=1, **small)
+    rows = _rows(tmp_path)
+    assert rows[0]["status"] == "gap"  # else there is no room to edit the bound in
+    edited = [dict(r) for r in rows]
+    # row 1: a larger bound, its own best TEL lowered to it: possible alone
+    tel = int(edited[0]["best_tel"])
+    bound = float(edited[0]["bound"]) + 0.5 * (tel - float(edited[0]["bound"]))
+    best = math.ceil(bound) + 1
+    edited[0].update(bound=repr(bound), best_tel=str(best), certify_tel=str(best))
+    edited[0].update(gap=str((best - bound) / best))
+    edited[0]["tel"] = str(max(best, int(edited[0]["tel"])))
+    assert cg._check_row(cg_values(edited[0])) is None
+    _rewrite(tmp_path / "certified-gaps.csv", edited)
+    messages: list[str] = []
+    calls: list = []
+    monkeypatch.setattr(cg, "certify", _stand_in(calls))
+    table = cg.run(tmp_path, time_limits=1, report=messages.append, **small)
+    assert len(calls) == 1
+    assert any("differ in" in m and "recomputed whole" in m for m in messages), messages
+    timing = ("policy_s", "certify_s")
+
+    def untimed(rs):
+        return [{k: v for k, v in r.items() if k not in timing} for r in rs]
+
+    assert untimed(_rows(tmp_path)) == untimed(rows)
+    best_over_bound = _table_rows(table)[("scaled-mix", "7")]["best / bound"]
+    assert float(best_over_bound.split(" / ")[0]) >= 1.0
+
+
+def cg_values(row: dict[str, str]) -> dict:
+    """A CSV row parsed as the sweep parses it (for calling the checks directly)."""
+    out: dict = dict(row)
+    for col in ("n", "seed", "memory", "certify_tel", "best_tel"):
+        out[col] = int(row[col])
+    for col in ("bound", "gap", "time_limit", "certify_s"):
+        out[col] = float(row[col])
+    out["tel"] = int(row["tel"]) if row["tel"] else None
+    return out
+
+
+@pytest.mark.parametrize(
+    "column, value, reason",
+    [
+        ("bound_method", "oracle", "is not a lower-bound method of certify"),
+        ("bound_method", "lns", "is not a lower-bound method of certify"),
+        ("certify_method", "magic", "is neither a certify method nor a policy"),
+        ("best_method", "mcsf+magic", "is neither certify's method"),
+    ],
+)
+def test_made_up_method_names_are_rejected(tmp_path, monkeypatch, column, value, reason):
+    """Issue 22, item 4: method names were printed as given."""
+    monkeypatch.setattr(cg, "certify", _stand_in([]))
+    small = {"sizes": [5], "seeds": [0], "workloads": ["scaled-mix"], "progress": False}
+    cg.run(tmp_path, time_limits=1, **small)
+    rows = _rows(tmp_path)
+    _rewrite(tmp_path / "certified-gaps.csv", [{**r, column: value} for r in rows])
+    messages: list[str] = []
+    calls: list = []
+    monkeypatch.setattr(cg, "certify", _stand_in(calls))
+    table = cg.run(tmp_path, time_limits=1, report=messages.append, **small)
+    assert len(calls) == 1
+    assert any(f"line 2: {column} {value!r} {reason}" in m for m in messages), messages
+    assert value not in table
+
+
+def test_a_part_of_an_instances_rows_is_recomputed_whole(tmp_path, monkeypatch):
+    """Issue 22, item 4: the rows of one instance come from one certify run; with one row
+    deleted, a resume used to run certify again for it alone and join the two runs."""
+    monkeypatch.setattr(cg, "certify", _stand_in([]))
+    small = {"sizes": [5], "seeds": [0], "workloads": ["scaled-mix"], "progress": False}
+    cg.run(tmp_path, time_limits=1, **small)
+    rows = _rows(tmp_path)
+    _rewrite(tmp_path / "certified-gaps.csv", rows[1:])
+    messages: list[str] = []
+    calls: list = []
+    monkeypatch.setattr(cg, "certify", _stand_in(calls))
+    cg.run(tmp_path, time_limits=1, report=messages.append, **small)
+    assert len(calls) == 1
+    assert any("only some of the instance's rows" in m for m in messages), messages
+    again = _rows(tmp_path)
+    assert len(again) == len(rows)
+    assert {r["policy"] for r in again} == set(cg.CERTIFIED_POLICIES)
+    assert len({r["bound"] for r in again}) == 1

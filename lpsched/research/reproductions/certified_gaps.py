@@ -52,10 +52,11 @@ from typing import Any
 import numpy as np
 
 from ...certify import certify
+from ...certify.methods import METHODS
 from ...generators.small import EXACT_WORKLOADS
 from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
 from ...instance import Instance
-from ...policies.registry import run_policy
+from ...policies.registry import PluginError, parse_policy, run_policy
 from ...solvers.options import check_time_limit
 from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
@@ -290,6 +291,7 @@ def run(
             "certify_s": seconds,
         },
         check=_check_row,
+        check_task=_check_instance,
     )
     table = certified_gap_table(run_sweep(sweep, out_dir, **engine))
     return write_report(out_dir, NAME, table)
@@ -357,12 +359,53 @@ def _optional(parse):
     return parse_optional
 
 
+#: The columns of a row that describe its instance and certify's run, not its policy: equal
+#: in every row of one instance (they come from one certify run).
+INSTANCE_FIELDS = (
+    "memory",
+    "certify_tel",
+    "certify_method",
+    "best_tel",
+    "best_method",
+    "bound",
+    "bound_method",
+    "status",
+    "gap",
+    "certify_s",
+    "certify_methods",
+)
+
+
+def _schedule_method(name: str) -> bool:
+    """Whether ``name`` can have found a schedule: an upper-side certify method or a
+    registered policy (``NAME+backfill`` included)."""
+    if name in METHODS:
+        return METHODS[name].side != "lower"
+    try:
+        parse_policy(name)
+    except (KeyError, PluginError):
+        return False
+    return True
+
+
 def _check_row(v: Mapping[str, Any]) -> str | None:
     """A row read back must be possible: the bound at least ``n`` and at most every TEL; the
     best TEL at most certify's and every policy's; an empty TEL exactly when a note says why;
-    the status and the gap those of the best TEL and the bound."""
+    the status and the gap those of the best TEL and the bound; the methods named ones that
+    exist (a lower-side certify method for the bound; for the schedules an upper-side method,
+    a registered policy, or for the best one the row's policy)."""
     if v["status"] not in ("optimal", "gap"):
         return f"status {v['status']!r} is not 'optimal' or 'gap'"
+    bound_by = METHODS.get(v["bound_method"])
+    if bound_by is None or bound_by.side == "upper":
+        return f"bound_method {v['bound_method']!r} is not a lower-bound method of certify"
+    if not _schedule_method(v["certify_method"]):
+        return f"certify_method {v['certify_method']!r} is neither a certify method nor a policy"
+    if v["best_method"] not in (v["certify_method"], *CERTIFIED_POLICIES):
+        return (
+            f"best_method {v['best_method']!r} is neither certify's method "
+            f"{v['certify_method']!r} nor a policy of the table"
+        )
     if v["bound"] < v["n"] - _EPS:
         return f"bound {v['bound']} below n = {v['n']} (every latency is at least one round)"
     if v["best_tel"] > v["certify_tel"]:
@@ -379,6 +422,32 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
     gap = 0.0 if optimal else (v["best_tel"] - v["bound"]) / v["best_tel"]
     if abs(v["gap"] - gap) > 1e-5:
         return f"gap {v['gap']} is not (best TEL - bound) / best TEL = {gap:.6g}"
+    return None
+
+
+def _check_instance(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
+    """The rows of one instance read back (in the order of :data:`CERTIFIED_POLICIES`, None
+    when absent) must be all there (they come from one certify run: a part would be joined
+    to another run's) and agree on :data:`INSTANCE_FIELDS`; the best TEL must be the least of
+    certify's and the policies', and its method one that has it."""
+    if any(r is None for r in rows):
+        return "only some of the instance's rows are in the file (they come from one certify run)"
+    full = [r for r in rows if r is not None]
+    first = full[0]
+    for r in full[1:]:
+        differ = [c for c in INSTANCE_FIELDS if r[c] != first[c]]
+        if differ:
+            return (
+                f"the rows of {first['workload']} n = {first['n']} seed {first['seed']} differ "
+                f"in {', '.join(differ)} (policies {first['policy']} and {r['policy']})"
+            )
+    tels = {r["policy"]: r["tel"] for r in full if r["tel"] is not None}
+    best = min([first["certify_tel"], *tels.values()])
+    if first["best_tel"] != best:
+        return f"best TEL {first['best_tel']} is not the least of the TELs, {best}"
+    by = first["best_method"]
+    if tels.get(by, first["certify_tel"] if by == first["certify_method"] else None) != best:
+        return f"best_method {by!r} does not have the best TEL {best}"
     return None
 
 
