@@ -39,16 +39,21 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     # the kernel is a child process and inherits these
     monkeypatch.setenv("LPSCHED_NOTEBOOK_SMALL", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LPSCHED_RESULTS", str(tmp_path / "results"))
+    (tmp_path / "run").mkdir()
+    monkeypatch.chdir(tmp_path / "run")
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
         timeout=CELL_TIMEOUT,
         kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
+        resources={"metadata": {"path": str(tmp_path / "run")}},
     )
     client.execute()
     errors = [
         o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
     ]
     assert not errors
+    # its results go to $LPSCHED_RESULTS (issue 22: they went inside the checkout)
+    assert [p.name.rsplit("-", 1)[0] for p in (tmp_path / "results").iterdir()] == [path.stem]
+    assert not any((tmp_path / "run").iterdir())

@@ -71,6 +71,7 @@ __all__ = [
     "seconds",
     "solver_threads",
     "run_folder",
+    "results_root",
     "trace_identity",
     "run_sweep",
 ]
@@ -291,8 +292,25 @@ def trace_identity(folder: Path | None, names: Iterable[str]) -> dict[str, int] 
     return {name: (Path(folder) / name).stat().st_size for name in names}
 
 
+#: Environment variable naming the folder of :func:`run_folder`'s results.
+RESULTS_ENV = "LPSCHED_RESULTS"
+
+
+def results_root() -> Path:
+    """The default folder of :func:`run_folder`: ``$LPSCHED_RESULTS`` when set, else
+    ``results`` in the user's cache (``pooch.os_cache("lpsched")``, e.g.
+    ``~/.cache/lpsched/results``), so that a notebook run from a checkout writes nothing
+    inside it. Source: ours."""
+    env = os.environ.get(RESULTS_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    import pooch
+
+    return Path(pooch.os_cache("lpsched")) / "results"
+
+
 def run_folder(
-    name: str, params: Mapping[str, Any], root: str | os.PathLike[str] = "results"
+    name: str, params: Mapping[str, Any], root: str | os.PathLike[str] | None = None
 ) -> Path:
     """A results folder keyed by a run's own parameters: ``root/NAME-HASH``.
 
@@ -306,7 +324,8 @@ def run_folder(
         A readable prefix (e.g. the notebook's name).
     params : mapping
         JSON-serialisable parameters of the run.
-    root : path-like, default "results"
+    root : path-like, optional
+        Default :func:`results_root` (``$LPSCHED_RESULTS``, else the user's cache).
 
     Returns
     -------
@@ -315,7 +334,7 @@ def run_folder(
     """
     text = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
     digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-    folder = Path(root) / f"{name}-{digest}"
+    folder = Path(results_root() if root is None else root) / f"{name}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "params.json").write_text(json.dumps(json.loads(text), indent=1) + "\n")
     return folder

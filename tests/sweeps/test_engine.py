@@ -277,3 +277,21 @@ def test_uncommitted_code_is_part_of_the_provenance():
     assert commit  # a commit, a commit with a digest of the changed sources, or a digest
     if "dirty" in commit or commit.startswith("src-"):
         assert commit.endswith(engine._sources_digest())
+
+
+def test_run_folder_writes_outside_the_current_folder(tmp_path, monkeypatch):
+    """Issue 22, item 13: notebooks wrote their results inside the checkout (``results/`` of
+    the current folder). The default is ``$LPSCHED_RESULTS``, else the user's cache."""
+    from lpsched.sweeps.engine import RESULTS_ENV, results_root, run_folder
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(RESULTS_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert results_root() == tmp_path / "cache" / "lpsched" / "results"
+    folder = run_folder("nb", {"a": 1})
+    assert folder.parent == tmp_path / "cache" / "lpsched" / "results"
+    assert (folder / "params.json").read_text() == '{\n "a": 1\n}\n'
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path / "mine"))
+    assert run_folder("nb", {"a": 1}).parent == tmp_path / "mine"
+    assert run_folder("nb", {"a": 1}, root=tmp_path / "given").parent == tmp_path / "given"
+    assert not (tmp_path / "results").exists()
