@@ -16,9 +16,9 @@ row keeps the status, best TEL and bound, and the ratio to the optimum is left o
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
