@@ -37,6 +37,12 @@ why``, ``failed: why``). An instance's rows are all computed before the first is
 they share one certify run; a row missing or rejected when a run resumes is computed again with
 a new certify run (time-limited, so its bound may differ a little from its siblings').
 
+``policies`` replaces the list (a plug-in policy gets its own column; each row's ``policy``
+names it) and ``policy_options`` passes keyword options to the policies that declare them. The
+table takes each instance's best schedule from its rows (certify's TEL and the TELs of the
+policies in the table), so a policy run earlier and left out of this run's list never shows
+in it.
+
 Source: ours (issue 11, item 5).
 """
 
@@ -55,7 +61,7 @@ from ...certify import certify
 from ...generators.small import EXACT_WORKLOADS
 from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
 from ...instance import Instance
-from ...policies.registry import run_policy
+from ...policies.registry import check_policy_options, parse_policy, run_policy
 from ...solvers.options import check_time_limit
 from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
@@ -116,6 +122,11 @@ FIELDS = [
     "certify_methods",
 ]
 KEY = ["workload", "n", "seed", "time_limit", "policy"]
+#: Policy options the reproduction sets itself (``--option`` refuses them).
+RESERVED_OPTIONS = {
+    "solver": "certified-gaps chooses Sorted-F's Phase 1 by workload",
+    "max_nonzeros": "certified-gaps sets Sorted-LP's size limit (lp_max_nonzeros)",
+}
 _EPS = 1e-6
 
 
@@ -193,6 +204,8 @@ def run(
     paper_seeds: Sequence[int] = (1,),
     time_limits: Mapping[int, float] | float | None = None,
     lp_max_nonzeros: int | None = None,
+    policies: Sequence[str] = CERTIFIED_POLICIES,
+    policy_options: Mapping[str, Any] | None = None,
     **engine: Any,
 ) -> str:
     """Reproduce the certified-gap table (CSV + Markdown in ``out_dir``).
@@ -221,6 +234,16 @@ def run(
     lp_max_nonzeros : int, optional
         Size limit of Sorted-LP's LP (``max_nonzeros`` of
         :func:`~lpsched.policies.sorted_lp.sorted_lp_order`); default its own.
+    policies : sequence of str
+        Registry names (``+backfill`` allowed, plug-ins included), one table column each, in
+        this order; default :data:`CERTIFIED_POLICIES`. Every one runs on each instance that
+        a task computes (for the best schedule); a rerun with more policies computes only
+        their rows (with a new certify run on those instances); the rows of policies left out
+        stay in the CSV, out of the table.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them (not ``solver`` or
+        ``max_nonzeros``, which the reproduction sets). Part of every row's parameters: a
+        rerun with other options computes its rows anew.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``). certify and HiGHS get
@@ -239,6 +262,8 @@ def run(
     ValueError
         A size without a time limit, a time limit that is not a number of seconds ``> 0``,
         seed 0 in ``paper_seeds``.
+    PolicySelectionError
+        An option that none of ``policies`` declares, or one the reproduction sets.
 
     Notes
     -----
@@ -253,8 +278,16 @@ def run(
             "paper_seeds: seed 0 of paper-mix at n = 2000 is the default instance, which the "
             "table has already; choose other seeds"
         )
+    pols = list(dict.fromkeys(policies))
+    for p in pols:
+        parse_policy(p)  # an unknown name fails here, before any solve
+    options = dict(policy_options or {})
+    check_policy_options(pols, options, RESERVED_OPTIONS)
+    params: dict[str, Any] = {"lp_max_nonzeros": lp_max_nonzeros}
+    if options:
+        params["policy_options"] = options
     limits = _time_limits(sizes, time_limits)
-    rows = tuple({"policy": p} for p in CERTIFIED_POLICIES)
+    rows = tuple({"policy": p} for p in pols)
     specs = [
         (w, n, seed)
         for n in sizes
@@ -274,8 +307,14 @@ def run(
         FIELDS,
         KEY,
         tasks,
-        partial(_instance_rows, threads=solver_threads(**engine), lp_max_nonzeros=lp_max_nonzeros),
-        params={"lp_max_nonzeros": lp_max_nonzeros},
+        partial(
+            _instance_rows,
+            threads=solver_threads(**engine),
+            lp_max_nonzeros=lp_max_nonzeros,
+            policies=tuple(pols),
+            options=options,
+        ),
+        params=params,
         types={
             "n": int,
             "seed": int,
@@ -291,7 +330,7 @@ def run(
         },
         check=_check_row,
     )
-    table = certified_gap_table(run_sweep(sweep, out_dir, **engine))
+    table = certified_gap_table(run_sweep(sweep, out_dir, **engine), pols)
     return write_report(out_dir, NAME, table)
 
 
@@ -301,14 +340,22 @@ def _instance_rows(
     *,
     threads: int | None,
     lp_max_nonzeros: int | None,
+    policies: Sequence[str] = CERTIFIED_POLICIES,
+    options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One instance: certify and every policy, then its missing rows."""
     w, n, seed = params["workload"], params["n"], params["seed"]
     inst = certified_instance(w, n, seed)
     runs: dict[str, dict[str, Any]] = {}
-    for policy in CERTIFIED_POLICIES:
+    for policy in dict.fromkeys([*policies, *(k["policy"] for k in missing)]):
         try:
-            sched = run_policy(inst, policy, solver=_PHASE1[w], max_nonzeros=lp_max_nonzeros)
+            sched = run_policy(
+                inst,
+                policy,
+                **(options or {}),
+                solver=_PHASE1[w],
+                max_nonzeros=lp_max_nonzeros,
+            )
         except LPTooLargeError as exc:
             runs[policy] = {"tel": "", "policy_s": "", "note": f"LP too large: {exc}"}
             continue
@@ -390,7 +437,9 @@ def _counts(values: Sequence[str]) -> str:
     return ", ".join(f"{k} {c}" for k, c in Counter(values).most_common())
 
 
-def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
+def certified_gap_table(
+    rows: Sequence[Mapping[str, str]], policies: Sequence[str] = CERTIFIED_POLICIES
+) -> str:
     """Markdown: per workload and ``n``, TEL / best bound per policy and best schedule / best
     bound (mean / max over instances), the instances proven optimal, the methods of the bounds
     and of the best schedules, and certify's seconds (mean / max).
@@ -399,6 +448,8 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
     ----------
     rows : sequence of mapping
         Rows of the ``certified-gaps`` sweep (CSV text values).
+    policies : sequence of str
+        The policy columns, in order (``-`` where a policy has no row).
 
     Returns
     -------
@@ -408,8 +459,10 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
 
     Notes
     -----
-    Source: ours. An instance's bound is the largest over its rows and its best TEL the
-    smallest (the rows of one instance come from one certify run, so they agree).
+    Source: ours. An instance's bound is the largest over its rows, and its best schedule
+    the smallest of certify's TELs and of the policies' TELs in ``rows`` (the rows of one
+    instance normally come from one certify run, so they agree; the rows' own ``best_tel``
+    may also count a policy that this table leaves out).
     """
     groups: dict[tuple[str, int], list[Mapping[str, str]]] = {}
     for r in rows:
@@ -422,10 +475,12 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
         bound, best, bound_by, best_by = {}, {}, [], []
         for seed, inst_rows in by_seed.items():
             top = max(inst_rows, key=lambda r: float(r["bound"]))
-            low = min(inst_rows, key=lambda r: int(r["best_tel"]))
-            bound[seed], best[seed] = float(top["bound"]), int(low["best_tel"])
+            found = [(int(r["certify_tel"]), r["certify_method"]) for r in inst_rows]
+            found += [(int(r["tel"]), r["policy"]) for r in inst_rows if r["tel"] != ""]
+            low = min(found, key=lambda tel_by: tel_by[0])  # certify's first: it wins a tie
+            bound[seed], best[seed] = float(top["bound"]), low[0]
             bound_by.append(top["bound_method"])
-            best_by.append(low["best_method"])
+            best_by.append(low[1])
         proven = sum(math.ceil(bound[s] - _EPS) >= best[s] for s in by_seed)
         secs = [float(r["certify_s"]) for r in rs]
         row: dict[str, Any] = {
@@ -440,7 +495,7 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
             "best by": _counts(best_by),
             "certify s mean / max": f"{np.mean(secs):.1f} / {max(secs):.1f}",
         }
-        for policy in CERTIFIED_POLICIES:
+        for policy in policies:
             pr = [r for r in rs if r["policy"] == policy]
             ran = [r for r in pr if r["tel"] != ""]
             cell = _mean_max([int(r["tel"]) / bound[r["seed"]] for r in ran]) if ran else "-"
@@ -457,7 +512,7 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
         "M",
         "instances",
         "time limit s",
-        *CERTIFIED_POLICIES,
+        *policies,
         "best / bound",
         "proven optimal",
         "bound by",
