@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
+import numpy as np
 import pytest
 from hypothesis import strategies as st
 
+from lpsched.executor import execute
 from lpsched.instance import Instance
+from lpsched.policies import registry
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -57,6 +61,83 @@ def _compiled_kernels():
         online = generate("conversation", 300, 16492, seed=1, arrival_rate=0.05)
         run_policy(online, "online-sorted-f", solver="quantile")
     yield
+
+
+# --------------------------------------------------------------------------- own policy
+
+#: A plug-in module: the list policy ``alpha-sort`` (requests by s_i + alpha * o_i, ties by
+#: index) with the option ``alpha``; every call appends "PID TYPE VALUE" to ``calls.log``.
+OWN_POLICY_MODULE = """
+import os
+
+import numpy as np
+
+import lpsched
+
+LOG = {log!r}
+
+
+def alpha_sort(instance, alpha=0.0):
+    with open(LOG, "a") as fh:
+        fh.write(f"{{os.getpid()}} {{type(alpha).__name__}} {{alpha!r}}\\n")
+    return np.argsort(instance.prefill + alpha * instance.decode, kind="stable")
+
+
+lpsched.register_policy("alpha-sort", alpha_sort, "by s_i + alpha o_i", options=("alpha",))
+"""
+
+
+class OwnPolicy:
+    """The plug-in of the ``own_policy`` fixture: its module, policy name and call log."""
+
+    module = "my_alpha_policy"
+    name = "alpha-sort"
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.log = folder / "calls.log"
+        (folder / f"{self.module}.py").write_text(OWN_POLICY_MODULE.format(log=str(self.log)))
+
+    def calls(self) -> list[tuple[int, str, str]]:
+        """(pid, type name, repr) of every call so far, in every process."""
+        if not self.log.exists():
+            return []
+        return [
+            (int(pid), kind, value)
+            for pid, kind, value in (
+                line.split(" ", 2) for line in self.log.read_text().split("\n") if line
+            )
+        ]
+
+    @staticmethod
+    def tel(instance: Instance, alpha: float = 0.0, backfill: bool = False) -> int:
+        """The TEL the policy must get: its order run by the executor."""
+        order = np.argsort(instance.prefill + alpha * instance.decode, kind="stable")
+        return execute(instance, order, backfill=backfill).tel
+
+
+@pytest.fixture
+def own_policy(tmp_path, monkeypatch):
+    """A plug-in module in ``tmp_path``, the current folder (as for ``--import``); the policies,
+    tried plug-ins, ``sys.path``, ``sys.modules`` and ``LPSCHED_PLUGINS`` are restored after."""
+    policies, loaded, imported = (
+        dict(registry.POLICIES),
+        set(registry._loaded),
+        dict(getattr(registry, "_imported", {})),
+    )
+    monkeypatch.setenv(registry.PLUGINS_ENV, "")
+    monkeypatch.setattr(sys, "path", [*sys.path])
+    monkeypatch.chdir(tmp_path)
+    plugin = OwnPolicy(tmp_path)
+    yield plugin
+    registry.POLICIES.clear()
+    registry.POLICIES.update(policies)
+    registry._loaded.clear()
+    registry._loaded.update(loaded)
+    if hasattr(registry, "_imported"):
+        registry._imported.clear()
+        registry._imported.update(imported)
+    sys.modules.pop(plugin.module, None)
 
 
 # --------------------------------------------------------------------------- strategies

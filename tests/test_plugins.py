@@ -62,14 +62,16 @@ def _run(args, cwd, env_extra=None):
 @pytest.fixture
 def clean_registry(monkeypatch):
     """Undo the policies, tried plug-ins, ``sys.path`` and ``LPSCHED_PLUGINS`` a test leaves."""
-    policies, loaded = dict(POLICIES), set(registry._loaded)
-    monkeypatch.delenv(registry.PLUGINS_ENV, raising=False)
+    policies, loaded, imported = dict(POLICIES), set(registry._loaded), dict(registry._imported)
+    monkeypatch.setenv(registry.PLUGINS_ENV, "")  # restored (or removed) afterwards
     monkeypatch.setattr(sys, "path", [*sys.path])
     yield
     POLICIES.clear()
     POLICIES.update(policies)
     registry._loaded.clear()
     registry._loaded.update(loaded)
+    registry._imported.clear()
+    registry._imported.update(imported)
 
 
 @pytest.fixture(scope="module")
@@ -182,8 +184,10 @@ def test_import_option_from_pythonpath_and_current_directory(tmp_path):
 
 
 def test_import_option_reaches_sweep_workers(tmp_path):
-    """``import_plugins`` (what ``--import`` calls) names the module in ``LPSCHED_PLUGINS``, so
-    forkserver workers import it on their first look-up; without that variable they fail."""
+    """``import_plugins`` (what ``--import`` calls) records the module, and the sweep passes it
+    to its forkserver workers, which import it before their tasks: also when
+    ``LPSCHED_PLUGINS`` is gone from the environment (issue 22, item 12: a forkserver started
+    before the import never has it)."""
     (tmp_path / "my_spf.py").write_text(MODULE)
     script = tmp_path / "sweep.py"
     script.write_text(
@@ -223,7 +227,8 @@ def test_import_option_reaches_sweep_workers(tmp_path):
         inst = generate("mix-80-20", 30, 16492, seed=seed)
         assert got[str(seed)] == execute(inst, np.argsort(inst.prefill, kind="stable")).tel
     res = sweep("drop")
-    assert res.returncode != 0 and "unknown policy 'spf'" in res.stderr
+    assert res.returncode == 0, res.stderr
+    assert dict(json.loads(res.stdout.splitlines()[-1])) == got
 
 
 def test_import_option_errors(clean_registry, tmp_path, monkeypatch):
@@ -378,7 +383,9 @@ def test_a_plugin_cannot_change_the_instance(clean_registry):
     assert registry.run_policy(inst, "mcsf").tel == mcsf
 
 
-def test_the_current_folder_is_searched_only_while_a_plug_in_imports(tmp_path, monkeypatch):
+def test_the_current_folder_is_searched_only_while_a_plug_in_imports(
+    clean_registry, tmp_path, monkeypatch
+):
     """Issue 22, item 9: --import left the current folder first on sys.path for the whole run,
     so a stray module there (a 'highspy.py') shadowed the library; item 13: a file path gets
     'give a module name', not Python's import error."""

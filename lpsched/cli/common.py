@@ -11,16 +11,23 @@ import functools
 import importlib
 import math
 import os
+import re
 import signal
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 import click
 
 from ..instance import Instance, InstanceError
 from ..io import default_instance, read_instance
-from ..policies.registry import PluginError, import_plugins, parse_policy
+from ..policies.registry import (
+    PluginError,
+    PolicySelectionError,
+    check_policy_options,
+    import_plugins,
+    parse_policy,
+)
 from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
 from ..schedule import Schedule
 
@@ -204,11 +211,29 @@ def floats(text: str, option: str) -> list[float]:
         ) from None
 
 
-def policy_names(text: str, param: str) -> list[str]:
-    """The comma-separated policy names of ``param``, each checked against the registry."""
-    names = [p.strip() for p in text.split(",") if p.strip()]
-    if not names:
+def policy_names(text: str, param: str, default: Sequence[str] | None = None) -> list[str]:
+    """The comma-separated policy names of ``param``, each checked against the registry.
+
+    With ``default`` (the command's own list), ``+A,+B`` stands for ``default`` followed by
+    ``A`` and ``B``; a list without ``+`` is the exact list. Names are kept once each, in
+    order. Raises ``click.BadParameter`` (exit code 2) for an empty or mixed list and for an
+    unknown name (the message lists the registered ones).
+    """
+    items = [p.strip() for p in text.split(",") if p.strip()]
+    if not items:
         raise click.BadParameter("no policy given", param_hint=param)
+    added = [p[1:].strip() for p in items if p.startswith("+")]
+    if added and default is None:
+        raise click.BadParameter(
+            f"'+NAME' adds to a default list, which {param} does not have; give the name",
+            param_hint=param,
+        )
+    if added and len(added) != len(items):
+        raise click.BadParameter(
+            f"give the exact list (a,b) or additions (+a,+b), not both: {text!r}",
+            param_hint=param,
+        )
+    names = list(dict.fromkeys([*(default or ()), *added] if added else items))
     for name in names:
         try:
             with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
@@ -216,6 +241,68 @@ def policy_names(text: str, param: str) -> list[str]:
         except KeyError as exc:
             raise click.BadParameter(exc.args[0], param_hint=param) from None
     return names
+
+
+def option_value(text: str) -> bool | int | float | str:
+    """The value of ``--option KEY=VALUE``: ``true`` / ``false`` (any case) a bool, an
+    integer literal (``12``, ``-3``) an int, a finite decimal or exponent number (``0.5``,
+    ``1e-3``) a float, anything else the string as given (``swap``). ``nan`` and ``inf`` are
+    refused. Source: ours."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if re.fullmatch(r"[+-]?[0-9]+", text):
+        return int(text)
+    if re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", text):
+        value = float(text)
+        if not math.isfinite(value):
+            raise click.BadParameter(f"{text!r} is not a finite number", param_hint="--option")
+        return value
+    if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise click.BadParameter(f"{text!r} is not a finite number", param_hint="--option")
+    return text
+
+
+def _policy_option_pairs(
+    ctx: click.Context, param: click.Parameter, pairs: tuple[str, ...]
+) -> dict[str, Any]:
+    """Option callback of ``--option``: ``KEY=VALUE`` pairs as a dict (:func:`option_value`)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, text = pair.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise click.BadParameter(
+                f"expected KEY=VALUE with KEY a keyword such as alpha, got {pair!r}"
+            )
+        if key in out:
+            raise click.BadParameter(f"{key!r} given twice")
+        out[key] = option_value(text)
+    return out
+
+
+#: ``--option KEY=VALUE`` of the commands that run policies (repeatable).
+policy_option = click.option(
+    "--option",
+    "policy_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    callback=_policy_option_pairs,
+    help="Pass KEY=VALUE to the selected policies that declare the option KEY (repeatable; "
+    "'lpsched policies --json' lists each policy's options). VALUE is a bool (true/false), "
+    "an int (12), a float (0.5, 1e-3) or else a string (swap). An option that no selected "
+    "policy declares is refused.",
+)
+
+
+def check_options(
+    names: Sequence[str], options: Mapping[str, Any], reserved: Mapping[str, str] | None = None
+) -> None:
+    """:func:`lpsched.policies.registry.check_policy_options` as a usage error (exit code 2)
+    naming the option ``--option``."""
+    try:
+        check_policy_options(names, options, reserved)
+    except PolicySelectionError as exc:
+        raise click.BadParameter(str(exc), param_hint="--option") from None
 
 
 #: Requests whose start ``exact`` prints in its text output (the rest in the schedule file).

@@ -18,6 +18,7 @@ from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
 from ..solvers.result import LPTooLargeError
 from .common import (
     bad_input,
+    check_options,
     check_output,
     import_option,
     json_option,
@@ -26,6 +27,7 @@ from .common import (
     phase1_for,
     phase1_option,
     policy_names,
+    policy_option,
     solver_chatter_to_stderr,
 )
 
@@ -33,12 +35,22 @@ DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f"
 DEFAULT_ONLINE_POLICIES = "online-fcfs,online-mcsf,online-sorted-f"
 
 
-def _policy_options(inst: Instance, phase1: str | None, max_nonzeros: int | None) -> dict[str, Any]:
-    """The keyword arguments of :func:`lpsched.policies.registry.run_policy`."""
+#: Policy options these commands set from their own flags: ``--option`` refuses them.
+_OWN_FLAGS = {"solver": "set it with --phase1", "max_nonzeros": "set it with --max-nonzeros"}
+
+
+def _policy_options(
+    inst: Instance,
+    phase1: str | None,
+    max_nonzeros: int | None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`lpsched.policies.registry.run_policy`: the commands'
+    own flags and the ``--option`` pairs (``extra``, checked by :func:`check_options`)."""
     opts: dict[str, Any] = {"solver": phase1_for(inst, phase1)}
     if max_nonzeros is not None:
         opts["max_nonzeros"] = max_nonzeros
-    return opts
+    return opts | (extra or {})
 
 
 @click.command()
@@ -46,8 +58,9 @@ def _policy_options(inst: Instance, phase1: str | None, max_nonzeros: int | None
 @click.option(
     "--policies",
     default=None,
-    help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill "
-    f"[default: {DEFAULT_POLICIES}; with arrivals {DEFAULT_ONLINE_POLICIES}].",
+    help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill; +NAME,... "
+    f"adds to the default [default: {DEFAULT_POLICIES}; with arrivals "
+    f"{DEFAULT_ONLINE_POLICIES}].",
 )
 @phase1_option(
     f"[default: auto: dp up to n = {DP_MAX_N}, swap up to n = {SWAP_MAX_N:,} (the paper's choice "
@@ -55,6 +68,7 @@ def _policy_options(inst: Instance, phase1: str | None, max_nonzeros: int | None
 )
 @json_option
 @max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@policy_option
 @import_option
 @bad_input
 def run(
@@ -63,18 +77,23 @@ def run(
     phase1: str | None,
     as_json: bool,
     max_nonzeros: int | None,
+    policy_options: dict[str, Any],
 ) -> None:
     """Compare policies on INSTANCE (default: the paper's setting, n = 2000, M = 16,492).
 
     A policy that cannot run on this instance (the LP of sorted-lp too large) is reported
     and skipped; the others still run.
     """
-    if policies is not None:
+    additions = policies is not None and policies.strip().startswith("+")
+    if policies is not None and not additions:
         names = policy_names(policies, "--policies")
+        check_options(names, policy_options, _OWN_FLAGS)
     inst = load_instance(instance)
-    if policies is None:
-        names = (DEFAULT_POLICIES if inst.offline else DEFAULT_ONLINE_POLICIES).split(",")
-    opts = _policy_options(inst, phase1, max_nonzeros)
+    if policies is None or additions:
+        default = (DEFAULT_POLICIES if inst.offline else DEFAULT_ONLINE_POLICIES).split(",")
+        names = default if policies is None else policy_names(policies, "--policies", default)
+        check_options(names, policy_options, _OWN_FLAGS)
+    opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
     solver = opts["solver"]
     results, skipped = [], []
     for name in names:
@@ -186,6 +205,7 @@ def run(
     help="Print one JSON summary (policy, TEL, mean latency, ...; with the schedule "
     "when there is no -o).",
 )
+@policy_option
 @import_option
 @bad_input
 def schedule(
@@ -195,12 +215,13 @@ def schedule(
     output: str | None,
     max_nonzeros: int | None,
     as_json: bool,
+    policy_options: dict[str, Any],
 ) -> None:
     """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
     check_output(output, instance)
-    policy_names(policy, "--policy")
+    check_options(policy_names(policy, "--policy"), policy_options, _OWN_FLAGS)
     inst = load_instance(instance)
-    opts = _policy_options(inst, phase1, max_nonzeros)
+    opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
     with solver_chatter_to_stderr():
         sched = run_policy(inst, policy, **opts).check()
     if output is not None:
@@ -244,10 +265,16 @@ def schedule(
     help="Write the JSON Lines here (one line per request).",
 )
 @max_nonzeros_option("20,000,000; the LP of sorted-lp")
+@policy_option
 @import_option
 @bad_input
 def priorities(
-    instance: str, policy: str, phase1: str | None, output: str, max_nonzeros: int | None
+    instance: str,
+    policy: str,
+    phase1: str | None,
+    output: str,
+    max_nonzeros: int | None,
+    policy_options: dict[str, Any],
 ) -> None:
     """Write each request's priority under POLICY as JSON Lines, to replay in a serving engine.
 
@@ -258,9 +285,9 @@ def priorities(
     fixed list and are refused.
     """
     check_output(output, instance)
-    policy_names(policy, "--policy")
+    check_options(policy_names(policy, "--policy"), policy_options, _OWN_FLAGS)
     inst = load_instance(instance)
-    opts = _policy_options(inst, phase1, max_nonzeros)
+    opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
     with solver_chatter_to_stderr():
         sched = run_policy(inst, policy, **opts)
     order = sched.info.get("order")

@@ -3,6 +3,7 @@ as they finish so that a rerun resumes."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -10,12 +11,16 @@ from typing import Any
 
 import click
 
+from ..policies.registry import PolicySelectionError
 from ..research.reproductions.registry import REPRODUCTIONS, accepts
 from ..sweeps.engine import SweepWorkerError
 from .common import (
     RegistryChoice,
     bad_input,
+    import_option,
     interrupted,
+    policy_names,
+    policy_option,
     signals_as_interrupt,
     solver_chatter_to_stderr,
 )
@@ -40,6 +45,16 @@ def _reproductions_epilog() -> str:
     lines = ["\b", "Reproductions:"]
     lines += [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()]
     return "\n".join(lines)
+
+
+def _per_policy() -> list[str]:
+    """The reproductions whose table has one column or row per policy (``--policies``)."""
+    return [name for name, r in REPRODUCTIONS.items() if accepts(r, "policies")]
+
+
+def _default_policies(run: Any) -> list[str]:
+    """The policy list a reproduction runs by default: its ``policies`` argument's default."""
+    return list(inspect.signature(run).parameters["policies"].default)
 
 
 @click.command(epilog=_reproductions_epilog())
@@ -100,6 +115,16 @@ def _reproductions_epilog() -> str:
     is_flag=True,
     help="Refuse a CSV that holds rows of other parameters or versions (default: ignore them).",
 )
+@click.option(
+    "--policies",
+    default=None,
+    metavar="A,B,...|+A,...",
+    help=f"The policies of a per-policy table ({', '.join(_per_policy())}): A,B,... is the "
+    "exact list, in column order; +A,+B adds A and B to the study's own list [default: the "
+    "study's].",
+)
+@policy_option
+@import_option
 @click.option("-v", "--verbose", is_flag=True, help="Name each task as it starts and ends.")
 @bad_input
 def reproduce(
@@ -114,6 +139,8 @@ def reproduce(
     scheduler: str | None,
     fresh: bool,
     strict: bool,
+    policies: str | None,
+    policy_options: dict[str, Any],
     verbose: bool,
 ) -> None:
     """Reproduce a paper table; rows are written as they finish and a rerun resumes.
@@ -122,6 +149,11 @@ def reproduce(
     the table uses only rows that match this run. Ctrl-C or SIGTERM stops the run (exit 130)
     and keeps every finished row; a worker process that dies (killed, out of memory) stops it
     with exit code 1, the finished rows kept.
+
+    Your own policy enters a per-policy table with --import MODULE --policies +NAME: each row
+    records the policy's name, a rerun with more policies computes only the new rows, and the
+    rows of policies left out stay in the CSV, out of the table. --option values are part of
+    every row's parameters, so a rerun with other values computes the table anew.
     """
     opts: dict[str, Any] = {
         "workers": workers or (1 if scheduler not in (None, "local") else os.cpu_count() or 1),
@@ -154,6 +186,20 @@ def reproduce(
         if not accepts(repro, "trace_dir"):
             raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
         opts["trace_dir"] = trace_dir
+    if policies is not None:
+        if not accepts(repro, "policies"):
+            raise click.UsageError(
+                f"'{name}' has a fixed set of policies; drop --policies (per-policy tables: "
+                f"{', '.join(_per_policy())})"
+            )
+        opts["policies"] = policy_names(policies, "--policies", _default_policies(repro.run))
+    if policy_options:
+        if not accepts(repro, "policy_options"):
+            raise click.UsageError(
+                f"'{name}' takes no policy options; drop --option (per-policy tables: "
+                f"{', '.join(_per_policy())})"
+            )
+        opts["policy_options"] = policy_options
     if workloads:
         chosen = list(dict.fromkeys(workloads))
         if accepts(repro, "workloads"):
@@ -172,6 +218,8 @@ def reproduce(
     except SweepWorkerError as exc:
         click.echo(f"lpsched: error: {exc}", err=True)
         sys.exit(1)
+    except PolicySelectionError as exc:  # raised before the sweep starts
+        raise click.UsageError(str(exc)) from None
     except ImportError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(table)

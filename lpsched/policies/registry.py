@@ -10,7 +10,14 @@ Plug-ins reach the registry in two ways (both loaded on the first look-up of a n
 registered, so every process, sweep workers included, finds them): an installed package's
 entry point in the group ``lpsched.policies`` (``NAME = "module:function"``, the entry point's
 name is the policy name) and the modules named in the environment variable ``LPSCHED_PLUGINS``,
-which :func:`import_plugins` (the command line's ``--import MODULE``) imports and sets.
+which :func:`import_plugins` (the command line's ``--import MODULE``) imports and sets. The
+sweep engine also passes the modules imported here (:func:`plugin_modules`) to its worker
+processes, which import them before their first task.
+
+Policy options: a policy declares the keywords it takes (:attr:`Policy.options`);
+:func:`check_policy_options` refuses, before a comparison starts, an option that none of its
+policies declares (:class:`PolicySelectionError`), and :func:`run_policy` passes each policy
+only the options it declares.
 
 A list policy's name may carry the suffix ``+backfill`` (``"mcsf+backfill"``): the same list,
 run with ``backfill=True`` (SPEC section 4).
@@ -24,10 +31,11 @@ import inspect
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,8 +58,12 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "PLUGINS_ENV",
     "PluginError",
+    "PolicySelectionError",
     "import_plugins",
+    "plugin_modules",
     "load_plugins",
+    "check_policy_options",
+    "options_for",
     "run_policy",
     "policy_names",
     "parse_policy",
@@ -253,6 +265,9 @@ ENTRY_POINT_GROUP = "lpsched.policies"
 #: Environment variable: comma-separated modules that call :func:`register_policy` on import.
 PLUGINS_ENV = "LPSCHED_PLUGINS"
 _loaded: set[str] = set()  # entry-point names and modules tried in this process
+#: Modules imported in this process by :func:`_import`, in order, each with the folder searched
+#: first for it (the current folder of its import).
+_imported: dict[str, str] = {}
 
 
 class PluginError(ValueError):
@@ -260,10 +275,11 @@ class PluginError(ValueError):
     the module, and the error. Source: ours."""
 
 
-def _import(module: str) -> None:
-    """Import ``module`` once per process; the current directory is searched first, as by
-    ``python -m`` (so ``--import`` and ``LPSCHED_PLUGINS`` find the same modules), but only
-    while this import runs: afterwards a stray ``highspy.py`` there cannot shadow a library."""
+def _import(module: str, folder: str | None = None) -> None:
+    """Import ``module`` once per process; the current directory (or ``folder``) is searched
+    first, as by ``python -m`` (so ``--import`` and ``LPSCHED_PLUGINS`` find the same modules),
+    but only while this import runs: afterwards a stray ``highspy.py`` there cannot shadow a
+    library."""
     if "module:" + module in _loaded:
         return
     if module.endswith(".py") or "/" in module or os.sep in module:
@@ -272,8 +288,8 @@ def _import(module: str) -> None:
             "the folder that holds it, or a dotted name on PYTHONPATH), not a file path"
         )
     _loaded.add("module:" + module)
-    cwd = os.getcwd()
-    added = "" not in sys.path and cwd not in sys.path
+    cwd = os.getcwd() if folder is None else folder
+    added = cwd not in sys.path and (folder is not None or "" not in sys.path)
     if added:
         sys.path.insert(0, cwd)
     try:
@@ -289,20 +305,24 @@ def _import(module: str) -> None:
     finally:
         if added and cwd in sys.path:
             sys.path.remove(cwd)
+    _imported[module] = cwd
 
 
 def _env_modules() -> list[str]:
     return [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
 
 
-def import_plugins(modules: Iterable[str]) -> None:
-    """Import modules that register policies on import, and add them to ``LPSCHED_PLUGINS``
-    so that the worker processes a sweep starts afterwards import them too.
+def import_plugins(modules: Iterable[str] | Mapping[str, str]) -> None:
+    """Import modules that register policies on import (each once per process), and add them
+    to ``LPSCHED_PLUGINS``; the sweeps pass them to their worker processes
+    (:func:`plugin_modules`).
 
     Parameters
     ----------
-    modules : iterable of str
-        Dotted module names, importable from ``sys.path``.
+    modules : iterable of str, or mapping of str to str
+        Dotted module names, importable from ``sys.path`` or the current folder; or a
+        mapping module -> the folder to search first instead of the current one (what
+        :func:`plugin_modules` returns: a worker imports the parent's modules with it).
 
     Raises
     ------
@@ -312,14 +332,28 @@ def import_plugins(modules: Iterable[str]) -> None:
     Notes
     -----
     Source: ours (the command line's ``--import MODULE``). A Dask worker on another machine
-    needs the module installed and ``LPSCHED_PLUGINS`` set in its own environment.
+    needs the module importable there (installed, or in the same folder).
     """
     names = _env_modules()
-    for module in modules:
-        _import(module)
+    folders = modules if isinstance(modules, Mapping) else dict.fromkeys(modules)
+    for module, folder in folders.items():
+        _import(module, folder)
         if module not in names:
             names.append(module)
     os.environ[PLUGINS_ENV] = ",".join(names)
+
+
+def plugin_modules() -> dict[str, str]:
+    """The plug-in modules imported in this process (by :func:`import_plugins`, the command
+    line's ``--import``, or from ``LPSCHED_PLUGINS``), in import order, each with the folder
+    searched first for it (the current folder of its import).
+
+    The sweep engine passes them to its worker processes, which import them before their
+    first task (:func:`import_plugins`): a worker does not depend on inheriting
+    ``LPSCHED_PLUGINS`` (a ``forkserver`` started before the import keeps the environment of
+    its start) nor on the current folder. Source: ours.
+    """
+    return dict(_imported)
 
 
 def load_plugins(name: str | None = None) -> None:
@@ -408,6 +442,72 @@ def parse_policy(spec: str) -> tuple[Policy, bool]:
     if plus and not policy.backfill:
         raise KeyError(f"policy {name!r} runs in strict order only; '{spec}' does not exist")
     return policy, bool(plus)
+
+
+class PolicySelectionError(ValueError):
+    """A comparison's policies or policy options that do not fit together: an option that none
+    of the selected policies declares, an option the comparison sets itself, or a list without
+    the policy the comparison's ratios are taken to. The command line reports it as a usage
+    error (exit code 2). Source: ours."""
+
+
+def options_for(specs: Iterable[str], options: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``options`` that at least one of the policies ``specs`` declares.
+
+    Raises
+    ------
+    KeyError
+        Unknown policy name (:func:`parse_policy`).
+    """
+    declared = {o for spec in specs for o in parse_policy(spec)[0].options}
+    return {k: v for k, v in options.items() if k in declared}
+
+
+def check_policy_options(
+    specs: Sequence[str],
+    options: Mapping[str, Any],
+    reserved: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse policy options that the comparison of ``specs`` cannot pass on, before it starts.
+
+    Parameters
+    ----------
+    specs : sequence of str
+        The selected policies (``NAME`` or ``NAME+backfill``).
+    options : mapping
+        Option name -> value, as given to :func:`run_policy` for every policy (each policy
+        gets the ones it declares).
+    reserved : mapping of str to str, optional
+        Options the caller sets itself, each with the reason shown (e.g. ``{"solver": "set
+        it with --phase1"}``).
+
+    Raises
+    ------
+    PolicySelectionError
+        An option in ``reserved``, or one that none of ``specs`` declares (the message names
+        the option, the selected policies and the options they declare).
+    KeyError
+        Unknown policy name.
+
+    Notes
+    -----
+    Source: ours (the command line's ``--option KEY=VALUE``).
+    """
+    policies = [parse_policy(spec)[0] for spec in specs]
+    for key in options:
+        if reserved and key in reserved:
+            raise PolicySelectionError(f"option {key!r}: {reserved[key]}")
+        if any(key in p.options for p in policies):
+            continue
+        names = ", ".join(dict.fromkeys(specs))
+        own = "; ".join(
+            f"{p.name}: {', '.join(p.options)}" for p in dict.fromkeys(policies) if p.options
+        )
+        raise PolicySelectionError(
+            f"option {key!r} is declared by none of the selected policies ({names}); "
+            + (f"the options they declare: {own}" if own else "none of them takes options")
+            + (" (backfill: write NAME+backfill)" if key == "backfill" else "")
+        )
 
 
 def run_policy(instance: Instance, spec: str, **options) -> Schedule:

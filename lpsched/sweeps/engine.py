@@ -22,7 +22,10 @@ every row, and how to check a row read back. :func:`run_sweep` then
   tasks in flight (each row is one write with SIGINT and SIGTERM held back, so the file never
   ends in half a row; on Ctrl-C the local worker processes are stopped). A worker process that
   dies (killed, out of memory) stops the run with :class:`SweepWorkerError`, the finished rows
-  kept. Parallel and serial runs give the same rows;
+  kept. Parallel and serial runs give the same rows. The plug-in modules imported in this
+  process (``--import``, :func:`lpsched.policies.registry.plugin_modules`) are passed with
+  every task, and a worker imports them before computing it, so plug-in policies run there
+  too;
 * shows a progress bar (``tqdm.auto``: tasks done / to do, rows reused, ETA; the tasks in
   flight with ``verbose``);
 * returns the rows of the current tasks only, in task order, so a table drawn from them never
@@ -58,6 +61,8 @@ from typing import Any
 import numpy as np
 from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
+
+from ..policies.registry import import_plugins, plugin_modules
 
 __all__ = [
     "Task",
@@ -551,9 +556,16 @@ class _Results:
 
 
 def _compute_all(
-    compute: Compute, params: Mapping[str, Any], missing: list[dict[str, Any]]
+    compute: Compute,
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    plugins: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One task's rows as a list (what a worker process sends back)."""
+    """One task's rows as a list (what a worker process sends back), after importing the
+    plug-in modules of the parent (each once per process, from the folder the parent imported
+    it from)."""
+    if plugins:
+        import_plugins(plugins)
     return [dict(r) for r in compute(params, missing)]
 
 
@@ -681,10 +693,11 @@ def run_sweep(
         )
         bar.set_postfix(reused=reused)
         try:
+            plugins = plugin_modules()
             if scheduler is not None:
-                _run_dask(sweep, todo, results, scheduler, workers, bar, verbose, say)
+                _run_dask(sweep, todo, results, scheduler, workers, bar, verbose, say, plugins)
             elif workers > 1 and len(todo) > 1:
-                _run_processes(sweep, todo, results, workers, bar, verbose, say)
+                _run_processes(sweep, todo, results, workers, bar, verbose, say, plugins)
             else:
                 for task, missing in todo:
                     if verbose:
@@ -707,12 +720,15 @@ def _run_processes(
     bar,
     verbose: bool,
     say: Callable[[str], None],
+    plugins: Mapping[str, str] | None = None,
 ) -> None:
     ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     futures: dict[cf.Future, Task] = {}
     try:
-        futures = {pool.submit(_compute_all, sweep.compute, t.params, m): t for t, m in todo}
+        futures = {
+            pool.submit(_compute_all, sweep.compute, t.params, m, plugins): t for t, m in todo
+        }
         if verbose:
             say(f"{sweep.name}: {len(futures)} task(s) queued on {workers} processes")
         for fut in cf.as_completed(futures):
@@ -766,6 +782,7 @@ def _run_dask(
     bar,
     verbose: bool,
     say: Callable[[str], None],
+    plugins: Mapping[str, str] | None = None,
 ) -> None:
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -783,7 +800,8 @@ def _run_dask(
         client = Client(scheduler)
     try:
         futures = {
-            client.submit(_compute_all, sweep.compute, t.params, m, pure=False): t for t, m in todo
+            client.submit(_compute_all, sweep.compute, t.params, m, plugins, pure=False): t
+            for t, m in todo
         }
         if verbose:
             say(f"{sweep.name}: {len(futures)} task(s) sent to the Dask scheduler {scheduler}")

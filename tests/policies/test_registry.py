@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from lpsched.instance import Instance
+from lpsched.policies import registry
 from lpsched.policies.baselines import fcfs_order, mcsf_order, size_order
-from lpsched.policies.registry import POLICIES, Policy, parse_policy, policy_names, run_policy
+from lpsched.policies.registry import (
+    POLICIES,
+    Policy,
+    PolicySelectionError,
+    check_policy_options,
+    import_plugins,
+    options_for,
+    parse_policy,
+    plugin_modules,
+    policy_names,
+    run_policy,
+)
 
 CORE = ["fcfs", "mcsf", "size", "sorted-f"]
 
@@ -100,3 +114,50 @@ def test_registry_runs_the_order(name, fn):
     sched = run_policy(TIES, name)
     assert sched.info["order"].tolist() == fn(TIES).tolist()
     sched.check()
+
+
+# --------------------------------------------------------------------------- options (issue 22)
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_builtin_options_are_the_keywords_their_functions_take(name):
+    """Every keyword a built-in policy's function takes (but the internal ``decode``
+    estimates of Sorted-F) is declared, and every declared option is a keyword it takes, so
+    ``--option`` reaches all of them and nothing else."""
+    lists = {
+        "fcfs": fcfs_order,
+        "mcsf": mcsf_order,
+        "size": size_order,
+        "sorted-f": registry.sorted_f_order,
+        "sorted-lp": registry.sorted_lp_order,
+    }
+    fn = lists.get(name, POLICIES[name].run)
+    params = list(inspect.signature(fn).parameters.values())[1:]  # after the instance
+    keywords = {p.name for p in params} - {"decode"}
+    assert set(POLICIES[name].options) == keywords
+
+
+def test_check_policy_options_names_the_option_and_the_policies():
+    check_policy_options(["fcfs", "sorted-f+backfill"], {"quantile": 0.5, "seed": 1})
+    check_policy_options(["fcfs"], {})
+    with pytest.raises(PolicySelectionError) as info:
+        check_policy_options(["fcfs", "sorted-lp", "sorted-lp+backfill"], {"quantile": 0.5})
+    assert str(info.value) == (
+        "option 'quantile' is declared by none of the selected policies (fcfs, sorted-lp, "
+        "sorted-lp+backfill); the options they declare: sorted-lp: horizon, max_nonzeros"
+    )
+    with pytest.raises(PolicySelectionError, match="option 'solver': set it elsewhere"):
+        check_policy_options(["sorted-f"], {"solver": "dp"}, {"solver": "set it elsewhere"})
+    with pytest.raises(KeyError, match="unknown policy"):
+        check_policy_options(["nosuch"], {"seed": 1})
+    assert options_for(["fcfs", "sorted-lp"], {"seed": 1, "horizon": 9}) == {"horizon": 9}
+
+
+def test_plugin_modules_are_the_imported_ones_with_their_folder(own_policy, monkeypatch):
+    assert own_policy.module not in plugin_modules()
+    import_plugins([own_policy.module])
+    assert list(plugin_modules())[-1] == own_policy.module
+    assert plugin_modules()[own_policy.module] == str(own_policy.folder)
+    monkeypatch.chdir(own_policy.folder.parent)
+    import_plugins([own_policy.module])  # once per process: nothing changes
+    assert plugin_modules()[own_policy.module] == str(own_policy.folder)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import csv
 
-from lpsched.research.reproductions.optimality_gaps import GAP_POLICIES
+import pytest
+
+from lpsched.generators.small import EXACT_WORKLOADS
+from lpsched.policies.registry import PolicySelectionError, import_plugins
+from lpsched.research.reproductions.optimality_gaps import GAP_POLICIES, gap_table
 from lpsched.research.reproductions.optimality_gaps import run as optimality_gaps
 
 
@@ -43,3 +47,45 @@ def test_a_smaller_rerun_reports_only_its_own_instances(tmp_path):
     assert "|   5 |           1 |" in again and "1/1" in again
     assert any("reused 5 of 5" in m for m in messages)
     assert any("5 row(s) in the file belong to tasks outside this run" in m for m in messages)
+
+
+def test_policies_give_the_columns_and_options_the_parameters(own_policy, tmp_path):
+    """Issue 22, item 12: the list is the table's columns, in order; a policy option is part
+    of the rows' parameters only when given (the shipped parameters stay the recorded ones)."""
+    import_plugins([own_policy.module])
+    small = {"seeds": [0], "sizes": [5], "workloads": ["scaled-mix"], "progress": False}
+    table = optimality_gaps(tmp_path, policies=[own_policy.name, "mcsf"], **small)
+    header = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
+    assert header[5:-1] == [own_policy.name, "mcsf"]
+    rows = list(csv.DictReader((tmp_path / "optimality-gaps.csv").open()))
+    assert rows[0]["params"] == '{"time_limit":60.0}'
+    inst = EXACT_WORKLOADS["scaled-mix"](5, 0, 50)
+    assert int(rows[0]["tel"]) == own_policy.tel(inst)
+    optimality_gaps(
+        tmp_path / "a", policies=[own_policy.name], policy_options={"alpha": 2.0}, **small
+    )
+    (row,) = csv.DictReader((tmp_path / "a" / "optimality-gaps.csv").open())
+    assert row["params"] == '{"policy_options":{"alpha":2.0},"time_limit":60.0}'
+    assert int(row["tel"]) == own_policy.tel(inst, 2.0)
+    with pytest.raises(PolicySelectionError, match="option 'alpha' is declared by none"):
+        optimality_gaps(tmp_path / "b", policies=["fcfs"], policy_options={"alpha": 1}, **small)
+    with pytest.raises(KeyError, match="unknown policy 'nosuch'"):
+        optimality_gaps(tmp_path / "b", policies=["nosuch"], **small)
+    assert not (tmp_path / "b").exists()
+
+
+def test_gap_table_marks_a_policy_without_rows():
+    row = {
+        "workload": "w",
+        "n": "5",
+        "seed": "0",
+        "status": "optimal",
+        "optimum": "10",
+        "lp_bound": "9.5",
+        "mip_s": "0.1",
+        "policy": "fcfs",
+        "tel": "12",
+    }
+    table = gap_table([row], ["fcfs", "other"])
+    cells = [c.strip() for c in table.splitlines()[2].split("|")[6:8]]
+    assert cells == ["1.263 / 1.263 (1.200 / 1.200)", "-"]

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+from lpsched.generators.small import EXACT_WORKLOADS
+from lpsched.policies.registry import import_plugins, run_policy
 from lpsched.sweeps.engine import (
     PROVENANCE,
     Sweep,
@@ -197,6 +199,32 @@ def test_local_processes_give_the_serial_rows(tmp_path):
     serial = run_sweep(_sweep(_tasks(range(8))), tmp_path / "s", progress=False)
     parallel = run_sweep(_sweep(_tasks(range(8))), tmp_path / "p", progress=False, workers=2)
     assert parallel == serial  # same values, provenance and task order
+
+
+def policy_rows(params, missing):
+    """Module level, for the worker processes: each missing policy on a small instance."""
+    inst = EXACT_WORKLOADS["uniform-small"](6, params["x"])
+    for key in missing:
+        yield {**key, "y": run_policy(inst, key["p"]).tel}
+
+
+def test_workers_import_the_plugin_modules_of_the_parent(own_policy, tmp_path, monkeypatch):
+    """Issue 22, item 12: the workers found a plug-in only through ``LPSCHED_PLUGINS`` in
+    their environment, which a forkserver started before the import does not have (it keeps
+    the environment of its start), and in their current folder: the modules are now passed
+    with the tasks, with the folder they were imported from."""
+    run_sweep(_sweep(_tasks(range(2))), tmp_path / "first", progress=False, workers=2)
+    import_plugins([own_policy.module])  # after the forkserver started
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the workers start here
+    tasks = [Task({"x": i}, ({"p": own_policy.name}, {"p": "fcfs"})) for i in range(2)]
+    rows = run_sweep(_sweep(tasks, policy_rows), tmp_path / "second", progress=False, workers=2)
+    got = {(r["x"], r["p"]): int(r["y"]) for r in rows}
+    for x in range(2):
+        inst = EXACT_WORKLOADS["uniform-small"](6, x)
+        assert got[(str(x), own_policy.name)] == own_policy.tel(inst)
+    calls = own_policy.calls()
+    assert len(calls) == 2 and os.getpid() not in {pid for pid, _, _ in calls}
 
 
 def test_dask_local_cluster_survives_a_killed_worker(tmp_path):

@@ -34,8 +34,16 @@ when one beats it (``best_method`` names which). ``status`` is ``optimal`` only 
 ``ceil(bound - 1e-6) >= best_tel``, and ``gap = (best_tel - bound) / best_tel``;
 ``certify_methods`` lists what each of certify's methods did (``done in ... s``, ``skipped:
 why``, ``failed: why``). An instance's rows are all computed before the first is written, so
-they share one certify run; a row missing or rejected when a run resumes is computed again with
-a new certify run (time-limited, so its bound may differ a little from its siblings').
+they share one certify run. A resume checks that they still do: if some are missing (a policy
+added, a row deleted or rejected) or they disagree on the instance's fields, all of them are
+set aside (``certified-gaps.rejected.csv``) and the instance is computed again, whole, with
+one new certify run (time-limited: its bound may differ a little from the old one's).
+
+``policies`` replaces the list (a plug-in policy gets its own column; each row's ``policy``
+names it) and ``policy_options`` passes keyword options to the policies that declare them. The
+table takes each instance's best schedule from its rows (certify's TEL and the TELs of the
+policies in the table), so a policy run earlier and left out of this run's list never shows
+in it.
 
 Source: ours (issue 11, item 5).
 """
@@ -56,7 +64,7 @@ from ...certify.methods import METHODS
 from ...generators.small import EXACT_WORKLOADS
 from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
 from ...instance import Instance
-from ...policies.registry import PluginError, parse_policy, run_policy
+from ...policies.registry import PluginError, check_policy_options, parse_policy, run_policy
 from ...solvers.options import check_time_limit
 from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
@@ -117,6 +125,11 @@ FIELDS = [
     "certify_methods",
 ]
 KEY = ["workload", "n", "seed", "time_limit", "policy"]
+#: Policy options the reproduction sets itself (``--option`` refuses them).
+RESERVED_OPTIONS = {
+    "solver": "certified-gaps chooses Sorted-F's Phase 1 by workload",
+    "max_nonzeros": "certified-gaps sets Sorted-LP's size limit (lp_max_nonzeros)",
+}
 _EPS = 1e-6
 
 
@@ -194,6 +207,8 @@ def run(
     paper_seeds: Sequence[int] = (1,),
     time_limits: Mapping[int, float] | float | None = None,
     lp_max_nonzeros: int | None = None,
+    policies: Sequence[str] = CERTIFIED_POLICIES,
+    policy_options: Mapping[str, Any] | None = None,
     **engine: Any,
 ) -> str:
     """Reproduce the certified-gap table (CSV + Markdown in ``out_dir``).
@@ -222,6 +237,16 @@ def run(
     lp_max_nonzeros : int, optional
         Size limit of Sorted-LP's LP (``max_nonzeros`` of
         :func:`~lpsched.policies.sorted_lp.sorted_lp_order`); default its own.
+    policies : sequence of str
+        Registry names (``+backfill`` allowed, plug-ins included), one table column each, in
+        this order; default :data:`CERTIFIED_POLICIES`. Every one runs on each instance that
+        a task computes (for the best schedule); a rerun with more policies computes
+        those instances again, whole (one certify run per instance); the rows of policies
+        left out stay in the CSV, out of the table.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them (not ``solver`` or
+        ``max_nonzeros``, which the reproduction sets). Part of every row's parameters: a
+        rerun with other options computes its rows anew.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``). certify and HiGHS get
@@ -240,6 +265,8 @@ def run(
     ValueError
         A size without a time limit, a time limit that is not a number of seconds ``> 0``,
         seed 0 in ``paper_seeds``.
+    PolicySelectionError
+        An option that none of ``policies`` declares, or one the reproduction sets.
 
     Notes
     -----
@@ -254,8 +281,16 @@ def run(
             "paper_seeds: seed 0 of paper-mix at n = 2000 is the default instance, which the "
             "table has already; choose other seeds"
         )
+    pols = list(dict.fromkeys(policies))
+    for p in pols:
+        parse_policy(p)  # an unknown name fails here, before any solve
+    options = dict(policy_options or {})
+    check_policy_options(pols, options, RESERVED_OPTIONS)
+    params: dict[str, Any] = {"lp_max_nonzeros": lp_max_nonzeros}
+    if options:
+        params["policy_options"] = options
     limits = _time_limits(sizes, time_limits)
-    rows = tuple({"policy": p} for p in CERTIFIED_POLICIES)
+    rows = tuple({"policy": p} for p in pols)
     specs = [
         (w, n, seed)
         for n in sizes
@@ -275,8 +310,14 @@ def run(
         FIELDS,
         KEY,
         tasks,
-        partial(_instance_rows, threads=solver_threads(**engine), lp_max_nonzeros=lp_max_nonzeros),
-        params={"lp_max_nonzeros": lp_max_nonzeros},
+        partial(
+            _instance_rows,
+            threads=solver_threads(**engine),
+            lp_max_nonzeros=lp_max_nonzeros,
+            policies=tuple(pols),
+            options=options,
+        ),
+        params=params,
         types={
             "n": int,
             "seed": int,
@@ -293,7 +334,7 @@ def run(
         check=_check_row,
         check_task=_check_instance,
     )
-    table = certified_gap_table(run_sweep(sweep, out_dir, **engine))
+    table = certified_gap_table(run_sweep(sweep, out_dir, **engine), pols)
     return write_report(out_dir, NAME, table)
 
 
@@ -303,14 +344,22 @@ def _instance_rows(
     *,
     threads: int | None,
     lp_max_nonzeros: int | None,
+    policies: Sequence[str] = CERTIFIED_POLICIES,
+    options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One instance: certify and every policy, then its missing rows."""
     w, n, seed = params["workload"], params["n"], params["seed"]
     inst = certified_instance(w, n, seed)
     runs: dict[str, dict[str, Any]] = {}
-    for policy in CERTIFIED_POLICIES:
+    for policy in dict.fromkeys([*policies, *(k["policy"] for k in missing)]):
         try:
-            sched = run_policy(inst, policy, solver=_PHASE1[w], max_nonzeros=lp_max_nonzeros)
+            sched = run_policy(
+                inst,
+                policy,
+                **(options or {}),
+                solver=_PHASE1[w],
+                max_nonzeros=lp_max_nonzeros,
+            )
         except LPTooLargeError as exc:
             runs[policy] = {"tel": "", "policy_s": "", "note": f"LP too large: {exc}"}
             continue
@@ -392,8 +441,8 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
     """A row read back must be possible: the bound at least ``n`` and at most every TEL; the
     best TEL at most certify's and every policy's; an empty TEL exactly when a note says why;
     the status and the gap those of the best TEL and the bound; the methods named ones that
-    exist (a lower-side certify method for the bound; for the schedules an upper-side method,
-    a registered policy, or for the best one the row's policy)."""
+    exist (a lower-side certify method for the bound, an upper-side one or a built-in policy
+    for certify's schedule: the table prints both)."""
     if v["status"] not in ("optimal", "gap"):
         return f"status {v['status']!r} is not 'optimal' or 'gap'"
     bound_by = METHODS.get(v["bound_method"])
@@ -401,11 +450,6 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
         return f"bound_method {v['bound_method']!r} is not a lower-bound method of certify"
     if not _schedule_method(v["certify_method"]):
         return f"certify_method {v['certify_method']!r} is neither a certify method nor a policy"
-    if v["best_method"] not in (v["certify_method"], *CERTIFIED_POLICIES):
-        return (
-            f"best_method {v['best_method']!r} is neither certify's method "
-            f"{v['certify_method']!r} nor a policy of the table"
-        )
     if v["bound"] < v["n"] - _EPS:
         return f"bound {v['bound']} below n = {v['n']} (every latency is at least one round)"
     if v["best_tel"] > v["certify_tel"]:
@@ -426,10 +470,12 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
 
 
 def _check_instance(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
-    """The rows of one instance read back (in the order of :data:`CERTIFIED_POLICIES`, None
-    when absent) must be all there (they come from one certify run: a part would be joined
-    to another run's) and agree on :data:`INSTANCE_FIELDS`; the best TEL must be the least of
-    certify's and the policies', and its method one that has it."""
+    """The rows of one instance read back (in the order of the run's policies, None when
+    absent) must be all there (they come from one certify run: a part would be joined to
+    another run's, so a rerun with a policy added computes the instance again, whole) and
+    agree on :data:`INSTANCE_FIELDS`; the best TEL must be at most certify's and the
+    policies', and equal to the TEL of its method when that is certify's or a row's policy
+    (a policy of an earlier run, left out of this one, may hold it)."""
     if any(r is None for r in rows):
         return "only some of the instance's rows are in the file (they come from one certify run)"
     full = [r for r in rows if r is not None]
@@ -442,12 +488,13 @@ def _check_instance(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
                 f"in {', '.join(differ)} (policies {first['policy']} and {r['policy']})"
             )
     tels = {r["policy"]: r["tel"] for r in full if r["tel"] is not None}
-    best = min([first["certify_tel"], *tels.values()])
-    if first["best_tel"] != best:
-        return f"best TEL {first['best_tel']} is not the least of the TELs, {best}"
-    by = first["best_method"]
-    if tels.get(by, first["certify_tel"] if by == first["certify_method"] else None) != best:
-        return f"best_method {by!r} does not have the best TEL {best}"
+    best, by = first["best_tel"], first["best_method"]
+    least = min([first["certify_tel"], *tels.values()])
+    if best > least:
+        return f"best TEL {best} is above a TEL of its rows, {least}"
+    own = first["certify_tel"] if by == first["certify_method"] else tels.get(by, best)
+    if own != best:
+        return f"best_method {by!r} has TEL {own}, not the best TEL {best}"
     return None
 
 
@@ -459,7 +506,9 @@ def _counts(values: Sequence[str]) -> str:
     return ", ".join(f"{k} {c}" for k, c in Counter(values).most_common())
 
 
-def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
+def certified_gap_table(
+    rows: Sequence[Mapping[str, str]], policies: Sequence[str] = CERTIFIED_POLICIES
+) -> str:
     """Markdown: per workload and ``n``, TEL / best bound per policy and best schedule / best
     bound (mean / max over instances), the instances proven optimal, the methods of the bounds
     and of the best schedules, and certify's seconds (mean / max).
@@ -468,6 +517,8 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
     ----------
     rows : sequence of mapping
         Rows of the ``certified-gaps`` sweep (CSV text values).
+    policies : sequence of str
+        The policy columns, in order (``-`` where a policy has no row).
 
     Returns
     -------
@@ -477,8 +528,10 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
 
     Notes
     -----
-    Source: ours. An instance's bound is the largest over its rows and its best TEL the
-    smallest (the rows of one instance come from one certify run, so they agree).
+    Source: ours. An instance's bound is the largest over its rows, and its best schedule
+    the smallest of certify's TELs and of the policies' TELs in ``rows`` (the rows of one
+    instance normally come from one certify run, so they agree; the rows' own ``best_tel``
+    may also count a policy that this table leaves out).
     """
     groups: dict[tuple[str, int], list[Mapping[str, str]]] = {}
     for r in rows:
@@ -491,10 +544,12 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
         bound, best, bound_by, best_by = {}, {}, [], []
         for seed, inst_rows in by_seed.items():
             top = max(inst_rows, key=lambda r: float(r["bound"]))
-            low = min(inst_rows, key=lambda r: int(r["best_tel"]))
-            bound[seed], best[seed] = float(top["bound"]), int(low["best_tel"])
+            found = [(int(r["certify_tel"]), r["certify_method"]) for r in inst_rows]
+            found += [(int(r["tel"]), r["policy"]) for r in inst_rows if r["tel"] != ""]
+            low = min(found, key=lambda tel_by: tel_by[0])  # certify's first: it wins a tie
+            bound[seed], best[seed] = float(top["bound"]), low[0]
             bound_by.append(top["bound_method"])
-            best_by.append(low["best_method"])
+            best_by.append(low[1])
         proven = sum(math.ceil(bound[s] - _EPS) >= best[s] for s in by_seed)
         secs = [float(r["certify_s"]) for r in rs]
         row: dict[str, Any] = {
@@ -509,7 +564,7 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
             "best by": _counts(best_by),
             "certify s mean / max": f"{np.mean(secs):.1f} / {max(secs):.1f}",
         }
-        for policy in CERTIFIED_POLICIES:
+        for policy in policies:
             pr = [r for r in rs if r["policy"] == policy]
             ran = [r for r in pr if r["tel"] != ""]
             cell = _mean_max([int(r["tel"]) / bound[r["seed"]] for r in ran]) if ran else "-"
@@ -526,7 +581,7 @@ def certified_gap_table(rows: Sequence[Mapping[str, str]]) -> str:
         "M",
         "instances",
         "time limit s",
-        *CERTIFIED_POLICIES,
+        *policies,
         "best / bound",
         "proven optimal",
         "bound by",

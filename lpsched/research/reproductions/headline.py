@@ -7,6 +7,11 @@ ratios to Sorted-F; here under each of the three LMSYS readings
 (:mod:`lpsched.generators.lmsys`), with the Azure mix as the contrast, and the sensitivity of
 the ratios to the lognormal shape and to M. :func:`policy_comparison` and :func:`ratio_table`
 serve the ``sensitivity`` reproduction too.
+
+``policies`` replaces the list of the main table (it must hold ``sorted-f``, the reference of
+every ratio): a policy beyond :data:`HEADLINE_POLICIES` (a plug-in) gets the row ``NAME /
+Sorted-F`` (``NAME+backfill / Sorted-F+backfill``); ``policy_options`` passes keyword options
+to the policies that declare them. The sensitivity tables keep their three policies.
 """
 
 from __future__ import annotations
@@ -31,7 +36,13 @@ from ...generators.workloads import (
 )
 from ...instance import Instance
 from ...io import require_files
-from ...policies.registry import run_policy
+from ...policies.registry import (
+    PolicySelectionError,
+    check_policy_options,
+    options_for,
+    parse_policy,
+    run_policy,
+)
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
 from ...sweeps.tables import markdown_table, write_report
 
@@ -48,6 +59,7 @@ __all__ = [
     "shape_spec",
     "shape_table",
     "policy_comparison",
+    "headline_ratios",
     "ratio_table",
     "run",
 ]
@@ -78,6 +90,8 @@ HEADLINE_RATIOS = (
     ("vllm / Sorted-F", "vllm", "sorted-f"),
     ("vllm-sf / Sorted-F", "vllm-sf", "sorted-f"),
 )
+#: Policy options the reproduction sets itself (``--option`` refuses them).
+RESERVED_OPTIONS = {"solver": "the Sorted-F Phase 1 of a comparison is its solver argument"}
 TRACE_FILES = {
     "conversation": "splitwise_conv.csv",
     "summarization": "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
@@ -112,6 +126,7 @@ def policy_comparison(
     policies: Sequence[str] = HEADLINE_POLICIES,
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "swap",
+    policy_options: Mapping[str, Any] | None = None,
     **engine: Any,
 ) -> list[dict[str, str]]:
     """Mean latency of ``policies`` on every (source, M, seed); one CSV row per policy run.
@@ -136,6 +151,9 @@ def policy_comparison(
         :mod:`lpsched.datasets`).
     solver : str
         Sorted-F Phase-1 solver.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them (not ``solver``); part of every
+        row's parameters when given.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``).
@@ -146,6 +164,8 @@ def policy_comparison(
         The rows of these sources, budgets, seeds and policies. Every schedule is checked by
         the independent feasibility check.
     """
+    options = dict(policy_options or {})
+    check_policy_options(list(policies), options, RESERVED_OPTIONS)
     tdir = None
     if "traces" in sources:
         trace_dir = trace_dir if trace_dir is not None else cached_trace_dir(list(TRACE_FILES))
@@ -168,8 +188,13 @@ def policy_comparison(
         COMPARISON_FIELDS,
         ["source", "memory", "seed", "policy"],
         tasks,
-        partial(_compare, n=n, solver=solver, trace_dir=tdir),
-        params={"n": n, "solver": solver, "traces": trace_identity(tdir, TRACE_FILES.values())},
+        partial(_compare, n=n, solver=solver, trace_dir=tdir, options=options),
+        params={
+            "n": n,
+            "solver": solver,
+            "traces": trace_identity(tdir, TRACE_FILES.values()),
+            **({"policy_options": options} if options else {}),
+        },
         types={"n": int, "tel": int, "mean_latency": finite_float, "runtime_s": seconds},
         check=partial(_check_row, n=n),
     )
@@ -183,11 +208,12 @@ def _compare(
     n: int,
     solver: str,
     trace_dir: Path | None,
+    options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The rows of one (source, M, seed): every missing policy on one instance."""
     inst = _comparison_instance(params["source"], params["seed"], n, params["memory"], trace_dir)
     for key in missing:
-        sched = run_policy(inst, key["policy"], solver=solver).check()
+        sched = run_policy(inst, key["policy"], **(options or {}), solver=solver).check()
         yield {
             **key,
             "n": n,
@@ -254,6 +280,22 @@ SENSITIVITY_MEMORIES = (8246, 16492, 32984, 65536)
 _PAPER = {label: f"{paper:.2f}" for label, _, _, paper in PAPER_HEADLINE_RATIOS}
 
 
+def headline_ratios(policies: Sequence[str]) -> list[tuple[str, str, str]]:
+    """The ratio rows of the main table for ``policies``: those of :data:`HEADLINE_RATIOS`
+    whose two policies are in the list, then ``NAME / Sorted-F`` for every other policy
+    (``NAME+backfill / Sorted-F+backfill`` when that reference is in the list). Source: ours."""
+    chosen = set(policies)
+    out = [r for r in HEADLINE_RATIOS if r[1] in chosen and r[2] in chosen]
+    covered = {p for _, num, den in out for p in (num, den)} | {"sorted-f"}
+    for p in policies:
+        if p in covered:
+            continue
+        den = "sorted-f+backfill" if p.endswith("+backfill") else "sorted-f"
+        den = den if den in chosen and den != p else "sorted-f"
+        out.append((f"{p} / {'Sorted-F+backfill' if den != 'sorted-f' else 'Sorted-F'}", p, den))
+    return out
+
+
 def shape_spec(prefill_sigma: float, decode_sigma: float) -> str:
     """The ``paper-mix`` spec with the ``lmsys-turn`` shapes ``prefill_sigma``, ``decode_sigma``
     (a default shape is left out of the spec, so the default cell is ``paper-mix`` itself)."""
@@ -308,6 +350,8 @@ def run(
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "swap",
     sensitivity: bool = True,
+    policies: Sequence[str] = HEADLINE_POLICIES,
+    policy_options: Mapping[str, Any] | None = None,
     **engine: Any,
 ) -> str:
     """The paper's headline comparison (arXiv 2508.06133, section 6): mean latency of FCFS,
@@ -334,6 +378,14 @@ def run(
         Add the two sensitivity tables on ``paper-mix``: the lognormal shapes of the LMSYS
         reading (:data:`SHAPE_PREFILL_SIGMAS` x :data:`SHAPE_DECODE_SIGMAS`) and the budget
         ``M`` (:data:`SENSITIVITY_MEMORIES`), for FCFS, MC-SF and Sorted-F.
+    policies : sequence of str
+        The policies of the main table (default :data:`HEADLINE_POLICIES`), with
+        ``sorted-f``; each one beyond the default gets a ratio row (:func:`headline_ratios`).
+        A rerun with more policies computes only their rows; the rows of policies left out
+        stay in the CSV, out of the table.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them (not ``solver``); the sensitivity
+        tables get those their policies declare. Part of the rows' parameters when given.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
@@ -344,7 +396,23 @@ def run(
         Sorted-F and MC-SF / Sorted-F, strict and with backfill, beside the paper's figures,
         and vllm / Sorted-F, vllm-sf / Sorted-F (no paper figure: our baselines); then the
         sensitivity tables.
+
+    Raises
+    ------
+    KeyError
+        Unknown policy name.
+    PolicySelectionError
+        ``policies`` without ``sorted-f``, or a policy option none of them declares.
     """
+    pols = list(dict.fromkeys(policies))
+    for p in pols:
+        parse_policy(p)  # an unknown name fails here, before any run
+    if "sorted-f" not in pols:
+        raise PolicySelectionError(
+            "headline: every ratio is to sorted-f; keep sorted-f in the policies"
+        )
+    options = dict(policy_options or {})
+    check_policy_options(pols, options, RESERVED_OPTIONS)
     note = None
     if trace_dir is None:
         trace_dir = cached_trace_dir(list(TRACE_FILES))
@@ -360,11 +428,13 @@ def run(
         [memory],
         seeds,
         n=n,
+        policies=pols,
         trace_dir=trace_dir,
         solver=solver,
+        policy_options=options,
         **engine,
     )
-    text = ratio_table(rows, ("source",), paper=_PAPER)
+    text = ratio_table(rows, ("source",), ratios=headline_ratios(pols), paper=_PAPER)
     text += (
         "\n\nColumns: paper-mix is the paper's mix as lpsched reads it (80% lmsys-turn, 20% "
         "arXiv summarization; the default); paper-mix-subset and paper-mix-conversation take "
@@ -385,6 +455,7 @@ def run(
             n=n,
             policies=few,
             solver=solver,
+            policy_options=options_for(few, options),
             **engine,
         )
         memory_rows = policy_comparison(
@@ -396,6 +467,7 @@ def run(
             n=n,
             policies=few,
             solver=solver,
+            policy_options=options_for(few, options),
             **engine,
         )
         text += "\n\n### Sensitivity to the shape of the LMSYS lengths (paper-mix, M = "

@@ -11,6 +11,10 @@ instances (arXiv 2508.06133, section 6).
 
 Ratios to the optimum use only instances proven optimal; where the MIP hit its time limit the
 row keeps the status, best TEL and bound, and the ratio to the optimum is left out of the means.
+
+``policies`` replaces the list (a plug-in policy gets its own column; each row's ``policy``
+names it) and ``policy_options`` passes keyword options to the policies that declare them
+(``lpsched reproduce optimality-gaps --import MOD --policies +NAME --option KEY=VALUE``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...generators.small import EXACT_WORKLOADS
-from ...policies.registry import run_policy
+from ...policies.registry import check_policy_options, parse_policy, run_policy
 from ...solvers.result import SolveStatus
 from ...solvers.solve import lp_bound, solve_exact
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
@@ -63,6 +67,8 @@ DEFAULT_SIZES: dict[str, tuple[int, ...]] = {
     "uniform-small": (6, 8, 10, 12),
 }
 DEFAULT_MEMORY = {"paper-scaled": 825, "scaled-mix": 50, "uniform-small": 30}
+#: Policy options the reproduction sets itself (``--option`` refuses them).
+RESERVED_OPTIONS = {"solver": "optimality-gaps runs Sorted-F with its exact dp Phase 1"}
 #: The paper's figure: Sorted-F within 1.03-1.09 of the LP bound (arXiv 2508.06133, section 6).
 PAPER_SORTED_F_TO_LP = "1.03-1.09"
 
@@ -74,6 +80,8 @@ def run(
     sizes: Sequence[int] | None = None,
     workloads: Sequence[str] = ("paper-scaled", "scaled-mix", "uniform-small"),
     time_limit: float = 60.0,
+    policies: Sequence[str] = GAP_POLICIES,
+    policy_options: Mapping[str, Any] | None = None,
     plot: bool = True,
     **engine: Any,
 ) -> str:
@@ -98,6 +106,15 @@ def run(
         Seconds for each MIP (HiGHS); a stop is reported as ``time-limit``. HiGHS gets
         :func:`~lpsched.sweeps.engine.solver_threads` threads, so that threads times
         workers never exceed the cores.
+    policies : sequence of str
+        Registry names (``+backfill`` allowed, plug-ins included), one table column each, in
+        this order; default :data:`GAP_POLICIES`. A rerun with more policies computes only the
+        new rows; the rows of policies left out stay in the CSV, out of the table.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them
+        (:func:`~lpsched.policies.registry.run_policy`). Part of every row's parameters: a
+        rerun with other options computes its rows anew (the old ones stay in the CSV).
+        ``solver`` is not one: Sorted-F's Phase 1 is ``dp`` here.
     plot : bool, default True
         Draw ``optimality-gaps.png``.
     **engine
@@ -112,13 +129,23 @@ def run(
     Raises
     ------
     KeyError
-        Unknown workload name.
+        Unknown workload or policy name.
+    PolicySelectionError
+        An option that none of ``policies`` declares, or ``solver``.
     """
     for w in workloads:
         if w not in EXACT_WORKLOADS:
             raise KeyError(f"unknown small workload {w!r}; known: {', '.join(EXACT_WORKLOADS)}")
+    pols = list(dict.fromkeys(policies))
+    for p in pols:
+        parse_policy(p)  # an unknown name fails here, before any solve
+    options = dict(policy_options or {})
+    check_policy_options(pols, options, RESERVED_OPTIONS)
+    params: dict[str, Any] = {"time_limit": time_limit}
+    if options:
+        params["policy_options"] = options
 
-    rows = tuple({"policy": p} for p in GAP_POLICIES)
+    rows = tuple({"policy": p} for p in pols)
     tasks = [
         Task({"workload": w, "n": n, "seed": seed}, rows)
         for w in workloads
@@ -130,8 +157,13 @@ def run(
         FIELDS,
         ["workload", "n", "seed", "policy"],
         tasks,
-        partial(_instance_rows, time_limit=time_limit, threads=solver_threads(**engine)),
-        params={"time_limit": time_limit},
+        partial(
+            _instance_rows,
+            time_limit=time_limit,
+            threads=solver_threads(**engine),
+            options=options,
+        ),
+        params=params,
         types={
             "n": int,
             "memory": int,
@@ -145,8 +177,8 @@ def run(
         check=_check_row,
     )
     done = run_sweep(sweep, out_dir, **engine)
-    text = write_report(out_dir, NAME, gap_table(done))
-    gaps = mean_gaps(done)
+    text = write_report(out_dir, NAME, gap_table(done, pols))
+    gaps = mean_gaps(done, pols)
     if plot and gaps:
         # matplotlib loads only when a figure is drawn: the command line starts fast
         from ...plotting.bars import plot_grouped_bars
@@ -161,7 +193,9 @@ def run(
     return text
 
 
-def mean_gaps(rows: Sequence[Mapping[str, str]]) -> dict[str, dict[str, float]]:
+def mean_gaps(
+    rows: Sequence[Mapping[str, str]], policies: Sequence[str] = GAP_POLICIES
+) -> dict[str, dict[str, float]]:
     """Mean optimality gap ``100 (TEL / OPT - 1)`` (percent) per group and policy, over the
     instances proven optimal.
 
@@ -169,19 +203,21 @@ def mean_gaps(rows: Sequence[Mapping[str, str]]) -> dict[str, dict[str, float]]:
     ----------
     rows : sequence of mapping
         Rows of the ``optimality-gaps`` sweep (CSV text values).
+    policies : sequence of str, default GAP_POLICIES
+        The policies drawn, in this order.
 
     Returns
     -------
     dict
         ``{"WORKLOAD n=N": {policy: percent}}`` for the groups with an instance proven
-        optimal, policies in :data:`GAP_POLICIES` order; what the figure draws. Source: ours.
+        optimal, policies in the order of ``policies``; what the figure draws. Source: ours.
     """
     groups: dict[str, dict[str, list[float]]] = {}
     for r in rows:
         if r["status"] == "optimal":
             group = groups.setdefault(f"{r['workload']} n={r['n']}", {})
             group.setdefault(r["policy"], []).append(100 * (int(r["tel"]) / int(r["optimum"]) - 1))
-    return {g: {p: float(np.mean(v[p])) for p in GAP_POLICIES if p in v} for g, v in groups.items()}
+    return {g: {p: float(np.mean(v[p])) for p in policies if p in v} for g, v in groups.items()}
 
 
 def _instance_rows(
@@ -190,6 +226,7 @@ def _instance_rows(
     *,
     time_limit: float,
     threads: int | None,
+    options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One instance: the MIP, the LP bound and every missing policy."""
     w, n, seed = params["workload"], params["n"], params["seed"]
@@ -198,7 +235,7 @@ def _instance_rows(
     res = solve_exact(inst, "highs", time_limit=time_limit, threads=threads)
     lp = lp_bound(inst)
     for key in missing:
-        sched = run_policy(inst, key["policy"], solver="dp").check()
+        sched = run_policy(inst, key["policy"], **(options or {}), solver="dp").check()
         yield {
             **key,
             "memory": memory,
@@ -239,9 +276,10 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
     return None
 
 
-def gap_table(rows: Sequence[Mapping[str, str]]) -> str:
-    """Markdown: per workload and ``n``, mean / max of TEL / LP and TEL / optimum per policy,
-    the share proven optimal, optimum / LP and the mean / max MIP time (seconds)."""
+def gap_table(rows: Sequence[Mapping[str, str]], policies: Sequence[str] = GAP_POLICIES) -> str:
+    """Markdown: per workload and ``n``, mean / max of TEL / LP and TEL / optimum per policy
+    (one column per entry of ``policies``, ``-`` where a policy has no row), the share proven
+    optimal, optimum / LP and the mean / max MIP time (seconds)."""
     groups: dict[tuple[str, int], list[Mapping[str, str]]] = {}
     for r in rows:
         groups.setdefault((r["workload"], int(r["n"])), []).append(r)
@@ -259,8 +297,11 @@ def gap_table(rows: Sequence[Mapping[str, str]]) -> str:
             "optimum / LP": f"{np.mean(opt_lp):.3f} / {max(opt_lp):.3f}" if opt_lp else "-",
             "MIP s mean / max": f"{np.mean(mip_s):.1f} / {max(mip_s):.1f}",
         }
-        for policy in GAP_POLICIES:
+        for policy in policies:
             pr = [r for r in rs if r["policy"] == policy]
+            if not pr:
+                row[policy] = "-"
+                continue
             to_lp = [int(r["tel"]) / float(r["lp_bound"]) for r in pr]
             to_opt = [int(r["tel"]) / int(r["optimum"]) for r in pr if r["status"] == "optimal"]
             cell = f"{np.mean(to_lp):.3f} / {max(to_lp):.3f}"
@@ -274,7 +315,7 @@ def gap_table(rows: Sequence[Mapping[str, str]]) -> str:
         "instances",
         "proven optimal",
         "optimum / LP",
-        *GAP_POLICIES,
+        *policies,
         "MIP s mean / max",
     ]
     note = (

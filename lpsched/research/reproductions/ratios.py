@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...generators.small import RATIO_WORKLOADS, small_instance
-from ...policies.registry import parse_policy, run_policy
+from ...policies.registry import check_policy_options, parse_policy, run_policy
 from ...solvers.solve import lp_bound
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
@@ -81,6 +81,7 @@ def ratio_sweep(
     policies: Sequence[str] = RATIO_POLICIES,
     solver: str = "highs",
     time_limit: float = 30.0,
+    policy_options: Mapping[str, Any] | None = None,
     **engine: Any,
 ) -> list[dict[str, str]]:
     """Empirical ratios ``TEL(policy) / OPT`` and ``TEL(policy) / LP`` on small instances.
@@ -105,6 +106,10 @@ def ratio_sweep(
         Exact back end.
     time_limit : float
         Seconds per exact solve.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them
+        (:func:`~lpsched.policies.registry.check_policy_options`); part of every row's
+        parameters when given.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``).
@@ -120,9 +125,11 @@ def ratio_sweep(
     ``ratio_opt >= 1`` always; ``ratio_lp >= ratio_opt`` since the LP value is a lower bound.
     Source: ours; the bound 48 is arXiv 2508.06133, section 4.
     """
-    pols = list(policies)
+    pols = list(dict.fromkeys(policies))
     for p in pols:
         parse_policy(p)  # an unknown name fails here, before any solve
+    options = dict(policy_options or {})
+    check_policy_options(pols, options)
     rows = tuple({"policy": p} for p in pols)
     tasks = [
         Task({"workload": w, "n": n, "memory": M, "seed": seed}, rows)
@@ -137,9 +144,17 @@ def ratio_sweep(
         ["workload", "n", "memory", "seed", "policy"],
         tasks,
         partial(
-            _instance_rows, solver=solver, time_limit=time_limit, threads=solver_threads(**engine)
+            _instance_rows,
+            solver=solver,
+            time_limit=time_limit,
+            threads=solver_threads(**engine),
+            options=options,
         ),
-        params={"solver": solver, "time_limit": time_limit},
+        params={
+            "solver": solver,
+            "time_limit": time_limit,
+            **({"policy_options": options} if options else {}),
+        },
         types={
             "n": int,
             "memory": int,
@@ -163,6 +178,7 @@ def _instance_rows(
     solver: str,
     time_limit: float,
     threads: int | None,
+    options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One small instance: its optimum, its LP bound and every missing policy's ratios."""
     inst = small_instance(params["workload"], params["n"], params["memory"], seed=params["seed"])
@@ -171,7 +187,7 @@ def _instance_rows(
     exact_s = time.perf_counter() - t0
     lp = lp_bound(inst).bound
     for key in missing:
-        tel = run_policy(inst, key["policy"]).check().tel
+        tel = run_policy(inst, key["policy"], **(options or {})).check().tel
         yield {
             **key,
             "tel": tel,
@@ -260,6 +276,7 @@ def run(
     time_limit: float = 30.0,
     save_to: str | os.PathLike[str] | None = None,
     plot: bool = True,
+    policy_options: Mapping[str, Any] | None = None,
     **engine: Any,
 ) -> str:
     """Reproduction ``ratios``: empirical ratios on small instances against the bound 48.
@@ -270,8 +287,9 @@ def run(
         Writes ``ratios.csv`` (:func:`ratio_sweep`), ``adversarial.csv`` (one row per search
         budget, resumable), ``adversarial-sorted-f.json`` (the worst instance),
         ``ratios.md`` and, with ``plot``, ``ratios.png``.
-    workloads, sizes, memories, seeds, policies, solver, time_limit
-        See :func:`ratio_sweep`.
+    workloads, sizes, memories, seeds, policies, solver, time_limit, policy_options
+        See :func:`ratio_sweep`. ``policies`` (default :data:`RATIO_POLICIES`, plug-ins
+        allowed) gives the rows of the table and the boxes of the figure.
     search_steps, search_restarts, search_seed : int
         Budget and seed of :func:`adversarial_search` against Sorted-F (``search_restarts =
         0`` skips it).
@@ -298,10 +316,11 @@ def run(
         policies=policies,
         solver=solver,
         time_limit=time_limit,
+        policy_options=policy_options,
         **engine,
     )
     parts = [
-        f"TEL(policy) / OPT on {len(rows) // max(1, len(policies))} small "
+        f"TEL(policy) / OPT on {len(rows) // max(1, len(set(policies)))} small "
         f"instances (proven bound for Sorted-F: {SORTED_F_BOUND}):\n",
         ratio_summary(rows),
     ]

@@ -5,8 +5,9 @@ Each reproduction is one module of this package with ``NAME``, ``DESCRIPTION`` a
 figures from the rows, writes ``NAME.csv``, ``NAME.md`` (and PNGs for some) into ``out_dir``
 and returns the Markdown. A new reproduction is one module plus one line in
 :data:`REPRODUCTIONS`; the command line's choices come from here. Options the command line can
-pass: ``seeds``, ``sizes``, ``time_limits`` and ``trace_dir``, to the reproductions whose ``run``
-takes them.
+pass: ``seeds``, ``sizes``, ``time_limits``, ``trace_dir``, ``workloads`` / ``workload``,
+``policies`` (a per-policy table: its default is the study's list, which ``+NAME`` extends) and
+``policy_options``, to the reproductions whose ``run`` takes them.
 """
 
 from __future__ import annotations
