@@ -69,3 +69,25 @@ def test_observer_passes_numbers_on_as_bounds_and_progress_keeps_the_best():
     shown.update(incumbent=9.0)
     shown.update(incumbent=10.0)
     assert (shown.incumbent, shown.bound) == (9.0, 5.0)
+
+
+def test_the_size_error_says_when_raising_the_limit_cannot_help(monkeypatch):
+    """Issue 22, item 13: ``lpsched bound`` suggested raising --max-nonzeros for a model of
+    192 billion non-zeros. Above this machine's memory (at BYTES_PER_NONZERO bytes each) the
+    message says raising cannot help; below, how to raise it."""
+    from lpsched.instance import Instance
+    from lpsched.solvers import options
+    from lpsched.solvers.result import LPTooLargeError
+
+    inst = Instance.from_arrays([5] * 40, [30] * 40, 60, name="big")
+    monkeypatch.setattr(options, "_physical_memory", lambda: 2**30)  # a 1 GiB machine
+    cols, nnz = options.matrix_size(inst, 200, None)
+    assert nnz * options.BYTES_PER_NONZERO < 2**30  # fits: the usual advice
+    with pytest.raises(LPTooLargeError, match=r"raise it with --max-nonzeros"):
+        options.check_size(inst, 200, None, max_nonzeros=nnz - 1)
+    monkeypatch.setattr(options, "_physical_memory", lambda: nnz * options.BYTES_PER_NONZERO - 1)
+    with pytest.raises(LPTooLargeError, match=r"raising the limit cannot help: .* GiB"):
+        options.check_size(inst, 200, None, max_nonzeros=nnz - 1)
+    monkeypatch.setattr(options, "_physical_memory", lambda: None)  # the system does not say
+    with pytest.raises(LPTooLargeError, match=r"raise it with --max-nonzeros"):
+        options.check_size(inst, 200, None, max_nonzeros=nnz - 1)
