@@ -14,7 +14,8 @@ Environment:
     The folder of the downloaded traces (default: ``traces`` in the platform's user cache
     folder for lpsched, ``~/.cache/lpsched/traces`` on Linux).
 ``LPSCHED_TRACES_URL``
-    A base URL that replaces every file's own URL (``BASE/FILE``): a mirror, or a local server.
+    A base URL that replaces every file's own URL (``BASE/FILE``): a mirror, a local server,
+    or a folder as ``file:///path/to/folder`` (copied, hash checked as for a download).
 
 Source: ours; the traces are those of microsoft/vidur (MIT) and project-etalon/etalon
 (Apache-2.0), ``data/processed_traces``.
@@ -24,10 +25,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
+import urllib.parse
+import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "Trace",
@@ -238,6 +243,7 @@ def fetch(names: Iterable[str] | None = None, *, progressbar: bool = False) -> d
                 fname=trace.file,
                 path=folder,
                 progressbar=progressbar,
+                downloader=_copy_file if url.startswith("file:") else None,
             )
         except (ValueError, OSError) as exc:  # hash mismatch; HTTP and connection errors
             raise TraceDownloadError(
@@ -248,6 +254,22 @@ def fetch(names: Iterable[str] | None = None, *, progressbar: bool = False) -> d
         out[trace.name] = Path(path)
         _readable_by_all(out[trace.name])
     return out
+
+
+def _copy_file(url: str, output_file: Any, pooch_object: Any, check_only: bool = False) -> Any:
+    """A pooch downloader for ``file://`` URLs (pooch knows http, ftp, sftp and doi): copy
+    the local file to ``output_file`` (a path or a binary file object); ``check_only``: whether
+    it exists. Raises :class:`FileNotFoundError` when it does not. Source: ours."""
+    source = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
+    if check_only:
+        return source.is_file()
+    with source.open("rb") as src:
+        if hasattr(output_file, "write"):
+            shutil.copyfileobj(src, output_file)
+        else:
+            with open(output_file, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    return None
 
 
 def _readable_by_all(path: Path) -> None:

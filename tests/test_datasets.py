@@ -2,9 +2,9 @@
 those of the public files, a fetch checks them, and the reproductions read the cache by default
 and say what they skipped without it.
 
-The downloads come from ``../shared/traces`` served on ``http://127.0.0.1`` (pooch fetches
-over HTTP, FTP, SFTP and DOI, not ``file://``); ``LPSCHED_TRACES_URL`` points the registry at
-it and ``LPSCHED_DATA_DIR`` at a temporary cache.
+The downloads come from ``../shared/traces`` served on ``http://127.0.0.1``, or read as a
+``file://`` folder (pooch fetches over HTTP, FTP, SFTP and DOI; lpsched copies ``file://``);
+``LPSCHED_TRACES_URL`` points the registry at it and ``LPSCHED_DATA_DIR`` at a temporary cache.
 """
 
 from __future__ import annotations
@@ -159,6 +159,24 @@ def test_fetch_refuses_a_wrong_hash_and_a_missing_file(server, cache, monkeypatc
     assert not (cache / "splitwise_conv.csv").exists()  # the bad download is deleted
     with pytest.raises(datasets.TraceDownloadError, match=r"trace 'code' .*404"):
         datasets.fetch(["code"])  # bad/ has no splitwise_code.csv
+
+
+@needs_traces
+def test_a_file_url_mirror_is_copied_and_checked(cache, tmp_path, monkeypatch):
+    """Issue 22, item 13: a ``file://`` mirror was refused ("Unrecognized URL protocol")."""
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    text = (SHARED / "splitwise_conv.csv").read_text()
+    (bad / "splitwise_conv.csv").write_text(text.replace("374,44", "374,45", 1))
+    monkeypatch.setenv(datasets.TRACES_URL_ENV, SHARED.as_uri())
+    got = datasets.fetch(["code"])
+    assert got["code"].read_bytes() == (SHARED / "splitwise_code.csv").read_bytes()
+    monkeypatch.setenv(datasets.TRACES_URL_ENV, bad.as_uri())
+    with pytest.raises(datasets.TraceDownloadError, match="does not match the known hash"):
+        datasets.fetch(["conversation"])
+    assert not (cache / "splitwise_conv.csv").exists()
+    with pytest.raises(datasets.TraceDownloadError, match="No such file"):
+        datasets.fetch(["sharegpt"])  # bad/ has no such file
 
 
 def test_a_failed_fetch_says_how_to_do_without_the_network(cache, monkeypatch):
