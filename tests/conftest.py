@@ -19,6 +19,32 @@ from lpsched.instance import Instance
 from lpsched.policies import registry
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="also run the tests marked slow (the full selection; see the README for times)",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "slow: a test of many seconds (real solves to proven optimality, whole reproductions, "
+        "notebooks); deselected unless --slow is given",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without ``--slow``, deselect the tests marked slow (the fast default selection)."""
+    if config.getoption("--slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _ctrl_c_raises():
     """Python's own SIGINT handler, also when the suite was started in the background by a
