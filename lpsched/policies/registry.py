@@ -10,7 +10,9 @@ Plug-ins reach the registry in two ways (both loaded on the first look-up of a n
 registered, so every process, sweep workers included, finds them): an installed package's
 entry point in the group ``lpsched.policies`` (``NAME = "module:function"``, the entry point's
 name is the policy name) and the modules named in the environment variable ``LPSCHED_PLUGINS``,
-which :func:`import_plugins` (the command line's ``--import MODULE``) imports and sets.
+which :func:`~lpsched.plugins.import_plugins` (the command line's ``--import MODULE``) imports
+and sets; that machinery lives in :mod:`lpsched.plugins`, shared with the time models, and its
+names are re-exported here.
 
 A list policy's name may carry the suffix ``+backfill`` (``"mcsf+backfill"``): the same list,
 run with ``backfill=True`` (SPEC section 4).
@@ -19,20 +21,18 @@ run with ``backfill=True`` (SPEC section 4).
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
-import os
-import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
 
 import numpy as np
 
 from ..executor import execute
 from ..instance import Instance
+from ..plugins import PLUGINS_ENV, PluginError, _loaded, env_modules, import_plugins
+from ..plugins import import_module as _import
 from ..schedule import Schedule
 from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
@@ -245,72 +245,6 @@ def register_policy(
 #: Entry-point group of plug-in policies: ``NAME = "module:function"`` registers ``function``
 #: (a priority-list function, as for :func:`register_policy`) as the list policy ``NAME``.
 ENTRY_POINT_GROUP = "lpsched.policies"
-#: Environment variable: comma-separated modules that call :func:`register_policy` on import.
-PLUGINS_ENV = "LPSCHED_PLUGINS"
-_loaded: set[str] = set()  # entry-point names and modules tried in this process
-
-
-class PluginError(ValueError):
-    """A plug-in failed to load; the message names the entry point and its distribution, or
-    the module, and the error. Source: ours."""
-
-
-def _import(module: str) -> None:
-    """Import ``module`` once per process; the current directory is searched first, as by
-    ``python -m`` (so ``--import`` and ``LPSCHED_PLUGINS`` find the same modules), but only
-    while this import runs: afterwards a stray ``highspy.py`` there cannot shadow a library."""
-    if "module:" + module in _loaded:
-        return
-    if module.endswith(".py") or "/" in module or os.sep in module:
-        raise PluginError(
-            f"plug-in {module!r}: give a module name (such as {Path(module).stem!r}, run from "
-            "the folder that holds it, or a dotted name on PYTHONPATH), not a file path"
-        )
-    _loaded.add("module:" + module)
-    cwd = os.getcwd()
-    added = "" not in sys.path and cwd not in sys.path
-    if added:
-        sys.path.insert(0, cwd)
-    try:
-        importlib.import_module(module)
-    except Exception as exc:
-        raise PluginError(
-            f"plug-in module {module!r} failed to import: {type(exc).__name__}: {exc}"
-        ) from exc
-    finally:
-        if added and cwd in sys.path:
-            sys.path.remove(cwd)
-
-
-def _env_modules() -> list[str]:
-    return [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
-
-
-def import_plugins(modules: Iterable[str]) -> None:
-    """Import modules that register policies on import, and add them to ``LPSCHED_PLUGINS``
-    so that the worker processes a sweep starts afterwards import them too.
-
-    Parameters
-    ----------
-    modules : iterable of str
-        Dotted module names, importable from ``sys.path``.
-
-    Raises
-    ------
-    PluginError
-        A module that cannot be imported (its error in the message).
-
-    Notes
-    -----
-    Source: ours (the command line's ``--import MODULE``). A Dask worker on another machine
-    needs the module installed and ``LPSCHED_PLUGINS`` set in its own environment.
-    """
-    names = _env_modules()
-    for module in modules:
-        _import(module)
-        if module not in names:
-            names.append(module)
-    os.environ[PLUGINS_ENV] = ",".join(names)
 
 
 def load_plugins(name: str | None = None) -> None:
@@ -337,7 +271,7 @@ def load_plugins(name: str | None = None) -> None:
     the first line of the function's docstring and the distribution's name and version.
     """
     errors: list[str] = []
-    for module in _env_modules():
+    for module in env_modules():
         try:
             _import(module)
         except PluginError as exc:
