@@ -12,10 +12,10 @@ status ``interrupted``; ``reproduce`` keeps every finished row).
 Progress bars go to standard error.
 
 One module per command group: :mod:`~lpsched.cli.policies` (run, schedule, priorities,
-policies), :mod:`~lpsched.cli.check` (check, plot), :mod:`~lpsched.cli.solvers` (exact, bound,
-export), :mod:`~lpsched.cli.certify`, :mod:`~lpsched.cli.generate` (generate, gadget),
-:mod:`~lpsched.cli.traces`, :mod:`~lpsched.cli.reproduce`; what they share is in
-:mod:`~lpsched.cli.common`.
+policies), :mod:`~lpsched.cli.timing` (time-models), :mod:`~lpsched.cli.check` (check, plot),
+:mod:`~lpsched.cli.solvers` (exact, bound, export), :mod:`~lpsched.cli.certify`,
+:mod:`~lpsched.cli.generate` (generate, gadget), :mod:`~lpsched.cli.traces`,
+:mod:`~lpsched.cli.reproduce`; what they share is in :mod:`~lpsched.cli.common`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import certify, check, generate, policies, reproduce, solvers, traces
+from . import certify, check, generate, policies, reproduce, solvers, timing, traces
 
 __all__ = ["main"]
 
@@ -38,6 +38,7 @@ main.add_command(policies.run)
 main.add_command(policies.schedule)
 main.add_command(policies.priorities)
 main.add_command(policies.list_policies)
+main.add_command(timing.list_time_models)
 main.add_command(check.check)
 main.add_command(check.plot)
 main.add_command(generate.generate_cmd)
