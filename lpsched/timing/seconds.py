@@ -40,8 +40,9 @@ __all__ = ["MAX_ROUNDS", "CHUNK_ROUNDS", "round_loads", "to_seconds", "ScheduleS
 #: schedule that keeps the worker busy longer is refused with a message (pass ``max_rounds``).
 #: For scale: MC-SF on a million conversations (M = 16,492) is busy 18.5 million rounds.
 MAX_ROUNDS = 2**27
-#: Rounds whose loads and durations are computed at once (bounds the temporary arrays).
-CHUNK_ROUNDS = 2**20
+#: Rounds whose loads and durations are computed at once (bounds the temporary arrays to a few
+#: MB, docs/dev/performance.md).
+CHUNK_ROUNDS = 2**18
 
 
 @dataclass(frozen=True)
@@ -49,11 +50,11 @@ class _Runs:
     """The runs of a schedule on the compressed axis of its busy rounds.
 
     ``lo``/``hi``: first and last round of each run, clipped to rounds ``>= 1`` (runs that
-    process nothing are dropped); ``s``, ``p``: its prefill and start (a run holds
-    ``s + t - p`` tokens in round ``t``; its prefill round ``p + 1`` counts only from round 1
-    on, which only a malformed run record can break); the busy rounds are the union of the
-    ``[lo, hi]``, as maximal intervals ``[first[k], last[k]]`` whose busy rounds are numbered
-    from ``offset[k]`` on (0-based); ``busy`` = their count.
+    process nothing are dropped), the runs ordered by ``lo``; ``s``, ``p``: its prefill and
+    start (a run holds ``s + t - p`` tokens in round ``t``; its prefill round ``p + 1`` counts
+    only from round 1 on, which only a malformed run record can break); the busy rounds are the
+    union of the ``[lo, hi]``, as maximal intervals ``[first[k], last[k]]`` whose busy rounds
+    are numbered from ``offset[k]`` on (0-based); ``busy`` = their count.
     """
 
     s: np.ndarray
@@ -72,9 +73,9 @@ class _Runs:
         lo = np.maximum(p + 1, 1)
         hi = np.asarray(end, dtype=np.int64)
         keep = lo <= hi
-        s, p, lo, hi = s[keep], p[keep], lo[keep], hi[keep]
-        order = np.argsort(lo, kind="stable")
-        slo, shi = lo[order], hi[order]
+        order = np.flatnonzero(keep)
+        order = order[np.argsort(lo[order])]  # the runs by first round
+        s, p, slo, shi = s[order], p[order], lo[order], hi[order]
         if slo.size:
             reach = np.maximum.accumulate(shi)
             new = np.ones(slo.size, dtype=bool)
@@ -86,18 +87,24 @@ class _Runs:
             first = last = np.zeros(0, dtype=np.int64)
         length = last - first + 1
         offset = np.concatenate(([0], np.cumsum(length)[:-1])).astype(np.int64)
-        return cls(s, p, lo, hi, first, last, offset, int(length.sum()))
+        return cls(s, p, slo, shi, first, last, offset, int(length.sum()))
 
     def index(self, rounds: np.ndarray) -> np.ndarray:
         """Compressed index of busy rounds (each must be busy)."""
         k = np.searchsorted(self.first, rounds, side="right") - 1
         return self.offset[k] + (rounds - self.first[k])
 
-    def rounds(self, j0: int, j1: int) -> np.ndarray:
-        """The rounds of the busy indices ``j0 .. j1 - 1`` (int64)."""
+    def rounds(self, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray | int]:
+        """The rounds of the busy indices ``j0 .. j1 - 1`` (int64), and the idle rounds
+        before each (an int when all lie in one busy interval)."""
+        k0, k1 = np.searchsorted(self.offset, [j0, j1 - 1], side="right") - 1
+        if k0 == k1:  # one busy interval: consecutive rounds
+            shift = int(self.first[k0] - self.offset[k0])
+            return np.arange(j0 + shift, j1 + shift, dtype=np.int64), shift - 1
         j = np.arange(j0, j1, dtype=np.int64)
         k = np.searchsorted(self.offset, j, side="right") - 1
-        return self.first[k] + (j - self.offset[k])
+        shift_j = self.first[k] - self.offset[k]
+        return j + shift_j, shift_j - 1
 
 
 def _refuse(rounds: int, makespan: int, max_rounds: int, what: str) -> None:
@@ -117,16 +124,18 @@ class _Sweep:
         self.runs = runs
         w = runs.s - runs.p  # a run holds s + t - p = w + t tokens in round t
         prefill = np.where(runs.lo == runs.p + 1, runs.s, 0)
-        a = runs.index(runs.lo)
+        self.a, self.sa, self.wa = runs.index(runs.lo), prefill, w  # sorted, as lo
         b = runs.index(runs.hi) + 1
-        oa, ob = np.argsort(a, kind="stable"), np.argsort(b, kind="stable")
-        self.a, self.sa, self.wa = a[oa], prefill[oa], w[oa]
+        ob = np.argsort(b)
         self.b, self.wb = b[ob], w[ob]
         self.carry_d = 0
         self.carry_w = 0
 
-    def chunk(self, j0: int, j1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(rounds, P, D, K)`` of busy indices ``j0 .. j1 - 1``; call in increasing order."""
+    def chunk(
+        self, j0: int, j1: int
+    ) -> tuple[np.ndarray, np.ndarray | int, np.ndarray, np.ndarray, np.ndarray]:
+        """``(rounds, idle rounds before each, P, D, K)`` of busy indices ``j0 .. j1 - 1``;
+        call in increasing order."""
         size = j1 - j0
         ia0, ia1 = np.searchsorted(self.a, [j0, j1], side="left")
         ib0, ib1 = np.searchsorted(self.b, [j0, j1], side="left")
@@ -144,10 +153,10 @@ class _Sweep:
         D = np.cumsum(dd, out=dd)
         W = np.cumsum(dw, out=dw)
         self.carry_d, self.carry_w = int(D[-1]), int(W[-1])
-        rounds = self.runs.rounds(j0, j1)
+        rounds, idle_before = self.runs.rounds(j0, j1)
         K = W
         K += rounds * D
-        return rounds, P, D, K
+        return rounds, idle_before, P, D, K
 
 
 def round_loads(
@@ -187,7 +196,7 @@ def round_loads(
     out = [np.zeros(T, dtype=np.int64) for _ in range(3)]
     sweep = _Sweep(runs)
     for j0 in range(0, runs.busy, CHUNK_ROUNDS):
-        rounds, *loads = sweep.chunk(j0, min(runs.busy, j0 + CHUNK_ROUNDS))
+        rounds, _, *loads = sweep.chunk(j0, min(runs.busy, j0 + CHUNK_ROUNDS))
         for arr, load in zip(out, loads, strict=True):
             arr[rounds - 1] = load
     return out[0], out[1], out[2]
@@ -400,14 +409,12 @@ def to_seconds(
     total = 0.0
     for j0 in range(0, runs.busy, CHUNK_ROUNDS):
         j1 = min(runs.busy, j0 + CHUNK_ROUNDS)
-        rounds, P, D, K = sweep.chunk(j0, j1)
-        d = model.durations(P, D, K)
-        part = np.cumsum(d, out=d)
+        _, idle_before, P, D, K = sweep.chunk(j0, j1)
+        part = tau[j0:j1]
+        np.cumsum(model.durations(P, D, K), out=part)
         part += total
         total = float(part[-1])
-        # the idle rounds before each busy round: round - 1 - its busy index
-        idle_before = rounds - 1 - np.arange(j0, j1, dtype=np.int64)
-        tau[j0:j1] = part + idle_before * idle
+        part += idle_before * idle  # the idle rounds before each busy round
     tau.setflags(write=False)
 
     def at(rounds: np.ndarray) -> np.ndarray:
