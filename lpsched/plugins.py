@@ -44,6 +44,10 @@ def import_module(module: str) -> None:
     PluginError
         A file path instead of a module name, or a module that fails to import (its error in
         the message).
+
+    Notes
+    -----
+    Source: ours.
     """
     if "module:" + module in _loaded:
         return
@@ -69,7 +73,8 @@ def import_module(module: str) -> None:
 
 
 def env_modules() -> list[str]:
-    """The modules named in ``LPSCHED_PLUGINS`` (comma-separated, blanks ignored)."""
+    """The modules named in ``LPSCHED_PLUGINS`` (comma-separated, blanks ignored). Source:
+    ours."""
     return [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
 
 

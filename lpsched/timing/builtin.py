@@ -26,7 +26,11 @@ def unit(prefill_tokens: np.ndarray, decoding: np.ndarray, kv_tokens: np.ndarray
     Returns
     -------
     ndarray of float64, shape (T,)
-        Ones: ``tau(t) = t``, so every figure in seconds is the round figure (SPEC section 10).
+        Ones: ``tau(t) = t``, so every figure in seconds is the round figure.
+
+    Notes
+    -----
+    Source: SPEC section 10 (``unit``).
     """
     return np.ones(np.shape(prefill_tokens), dtype=np.float64)
 
@@ -97,10 +101,19 @@ def linear(
 def check_linear(values: dict[str, float]) -> None:
     """Refuse coefficients of ``linear`` that could make a round last 0 s or less.
 
+    Parameters
+    ----------
+    values : dict of str to float
+        The coefficients of :func:`linear` by name (seconds, seconds per token, ...).
+
     Raises
     ------
     ValueError
         ``base_s <= 0`` or another coefficient ``< 0`` (the message names it).
+
+    Notes
+    -----
+    Source: ours (SPEC section 10 needs ``d(t) > 0``, idle rounds included).
     """
     if values["base_s"] <= 0:
         raise ValueError(

@@ -193,6 +193,10 @@ class TimeModel:
         TimeModelError
             An unknown parameter name (the message lists the model's), a value that is not a
             finite number, or values the model refuses (its ``check``).
+
+        Notes
+        -----
+        Source: ours (the ``NAME:key=value`` of the command line).
         """
         known = self.values
         unknown = sorted(set(values) - set(known))
@@ -274,6 +278,10 @@ class TimeModel:
         ------
         TimeModelError
             As :meth:`durations`.
+
+        Notes
+        -----
+        Source: SPEC section 10 (``d(t) = f(P_t, D_t, K_t)`` for one round).
         """
         return float(self.durations([prefill_tokens], [decoding], [kv_tokens])[0])
 

@@ -237,6 +237,10 @@ def time_model_names() -> list[str]:
     ------
     TimeModelError
         The shipped profiles file is malformed (:func:`~.profiles.read_profiles`).
+
+    Notes
+    -----
+    Source: ours.
     """
     _load_profiles()
     return list(TIME_MODELS)
@@ -264,6 +268,10 @@ def time_model(name: str, **parameters: Any) -> TimeModel:
         An unknown parameter or a value the model refuses.
     PluginError
         A plug-in of this name that fails to load.
+
+    Notes
+    -----
+    Source: ours (mirrors :func:`lpsched.policies.registry.parse_policy`).
     """
     if name not in TIME_MODELS:
         _load_profiles()

@@ -292,6 +292,10 @@ class ScheduleSeconds:
         ------
         ValueError
             A negative round.
+
+        Notes
+        -----
+        Source: SPEC section 10 (``tau(t) = d(1) + ... + d(t)``, idle rounds ``f(0, 0, 0)``).
         """
         return _tau_at(
             self.busy_first, self.busy_last, self.busy_offset, self.busy_tau, self.idle_s, rounds
@@ -304,7 +308,11 @@ class ScheduleSeconds:
         Raises
         ------
         ValueError
-            A makespan above ``max_rounds``.
+            A makespan above ``max_rounds`` (default :data:`MAX_ROUNDS`).
+
+        Notes
+        -----
+        Source: SPEC section 10.
         """
         _refuse(self.makespan, self.makespan, max_rounds, "has")
         rounds = np.arange(self.makespan + 1, dtype=np.int64)
@@ -332,6 +340,12 @@ class ScheduleSeconds:
             ``throughput_tokens_s`` (output tokens per second over the busy span
             ``tau(max_i C_i) - min_i alpha_i``), ``throughput_requests_s``, ``makespan_s``.
 
+        Raises
+        ------
+        ValueError
+            A busy span of 0 s or less (only with ``arrival_s`` at or after the last
+            completion).
+
         Notes
         -----
         The figures come from :func:`lpsched.schedule.latency_summary`, the one home of the
@@ -339,6 +353,11 @@ class ScheduleSeconds:
         ``unit`` they equal the round figures. Source: SPEC section 10.
         """
         span = self.makespan_s - float(self.arrival_s.min())
+        if not span > 0:
+            raise ValueError(
+                f"the busy span is {span!r} s: every arrival_s is at or after the last "
+                f"completion ({self.makespan_s!r} s), so there is no throughput"
+            )
         fig = latency_summary(self.latency_s, self.output_tokens, span)
         multi = ~np.isnan(self.tpot_s)
         return {

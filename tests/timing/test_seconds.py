@@ -290,6 +290,9 @@ def test_arrivals_in_seconds():
         to_seconds(sched, "unit", arrival_s=[0.0, math.inf])
     with pytest.raises(ValueError, match="arrival_s must give 2 finite"):
         to_seconds(sched, "unit", arrival_s=[0.0])
+    late = to_seconds(sched, "unit", arrival_s=[5.0, 5.0])  # after the last completion
+    with pytest.raises(ValueError, match="busy span is -2.0 s"):
+        late.stats()
 
 
 def test_the_schedule_is_unchanged_and_the_result_read_only():
