@@ -30,6 +30,7 @@ from .solvers import (  # noqa: E402
     lp_bound,
     solve_exact,
 )
+from .timing import TimeModel, register_time_model, to_seconds  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -58,4 +59,7 @@ __all__ = [
     "export_model",
     "certify",
     "CertifyResult",
+    "TimeModel",
+    "register_time_model",
+    "to_seconds",
 ]

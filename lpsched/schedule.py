@@ -21,7 +21,14 @@ import numpy as np
 
 from .instance import MAX_VALUE, Instance, quote
 
-__all__ = ["Schedule", "memory_at", "memory_peak", "latency_stats", "InfeasibleScheduleError"]
+__all__ = [
+    "Schedule",
+    "memory_at",
+    "memory_peak",
+    "latency_summary",
+    "latency_stats",
+    "InfeasibleScheduleError",
+]
 
 
 class InfeasibleScheduleError(ValueError):
@@ -376,47 +383,70 @@ def memory_peak(schedule: Schedule) -> tuple[int, int | None]:
     return int(mem[k]), int(ends[k])
 
 
-def latency_stats(schedule: Schedule, round_s: float | None = None) -> dict[str, Any]:
-    """Mean, p50, p90, p99 latency and throughput of a schedule.
+def latency_summary(latency: np.ndarray, output_tokens: int, span: float) -> dict[str, float]:
+    """Mean, p50, p90 and p99 of latencies and the throughput over a span: the one home of
+    these figures, in rounds (:func:`latency_stats`) and in seconds
+    (:meth:`lpsched.timing.seconds.ScheduleSeconds.stats`).
+
+    Parameters
+    ----------
+    latency : ndarray, shape (n,)
+        Per-request latencies (rounds or seconds), n >= 1.
+    output_tokens : int
+        ``sum_i o_i`` (tokens).
+    span : float
+        The busy span in the latencies' unit (``max_i C_i - min_i a_i``), > 0.
+
+    Returns
+    -------
+    dict
+        ``mean_latency``, ``p50_latency``, ``p90_latency``, ``p99_latency`` (the percentiles by
+        linear interpolation, numpy's default), ``throughput`` (requests per unit of time over
+        ``span``) and ``token_throughput`` (output tokens per unit of time over ``span``).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    lat = np.asarray(latency, dtype=float)
+    p50, p90, p99 = np.percentile(lat, [50, 90, 99])
+    return {
+        "mean_latency": float(lat.mean()),
+        "p50_latency": float(p50),
+        "p90_latency": float(p90),
+        "p99_latency": float(p99),
+        "throughput": lat.size / span,
+        "token_throughput": float(output_tokens) / span,
+    }
+
+
+def latency_stats(schedule: Schedule) -> dict[str, Any]:
+    """Mean, p50, p90, p99 latency and throughput of a schedule, in rounds.
 
     Parameters
     ----------
     schedule : Schedule
         Any schedule (online or offline; with evictions the latency counts to the final
         completion).
-    round_s : float, optional
-        Duration of one round in seconds; when given, ``mean_latency_s`` and ``p99_latency_s``
-        are added.
 
     Returns
     -------
     dict
-        ``mean_latency``, ``p50_latency``, ``p90_latency``, ``p99_latency`` (rounds; the
-        percentiles by linear interpolation, numpy's default), ``throughput`` (completed
-        requests per round over the busy span ``max_i C_i - min_i a_i``),
-        ``token_throughput`` (output tokens per round over the same span), ``makespan``
-        (rounds), ``tel`` (rounds).
+        ``tel`` (rounds), :func:`latency_summary` of the latencies in rounds over the busy span
+        ``max_i C_i - min_i a_i`` (``mean_latency``, ``p50_latency``, ``p90_latency``,
+        ``p99_latency``, ``throughput`` in completed requests per round, ``token_throughput``
+        in output tokens per round) and ``makespan`` (rounds). In seconds:
+        :func:`lpsched.timing.seconds.to_seconds` under a time model (SPEC section 10).
 
     Notes
     -----
     Under overload latencies grow with the number of requests ``n`` (the queue builds up), so
     compare policies at the same ``n``. Source: ours.
     """
-    lat = schedule.latency.astype(float)
     inst = schedule.instance
     span = max(1, int(schedule.completion.max() - inst.arrival.min()))
-    p50, p90, p99 = np.percentile(lat, [50, 90, 99])
-    out: dict[str, Any] = {
+    return {
         "tel": schedule.tel,
-        "mean_latency": float(lat.mean()),
-        "p50_latency": float(p50),
-        "p90_latency": float(p90),
-        "p99_latency": float(p99),
-        "throughput": inst.n / span,
-        "token_throughput": float(inst.decode.sum()) / span,
+        **latency_summary(schedule.latency, int(inst.decode.sum()), span),
         "makespan": schedule.makespan,
     }
-    if round_s is not None:
-        out["mean_latency_s"] = out["mean_latency"] * round_s
-        out["p99_latency_s"] = out["p99_latency"] * round_s
-    return out

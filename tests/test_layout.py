@@ -1,6 +1,7 @@
-"""The guide of docs/architecture.md holds: a toy policy, solver back end, bound method and
-reproduction each need one module (here: a function in this file) and one registry entry, and
-nothing else, to reach the Python API and the command line; and the research wall holds."""
+"""The guide of docs/architecture.md holds: a toy policy, solver back end, bound method, time
+model and reproduction each need one module (here: a function in this file) and one registry
+entry, and nothing else, to reach the Python API and the command line; and the research wall
+holds."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from lpsched.solvers.backends.highs import solve_mip as highs_mip
 from lpsched.solvers.result import Answer, SolveStatus
 from lpsched.sweeps.engine import Sweep, Task, run_sweep
 from lpsched.sweeps.tables import markdown_table, write_report
+from lpsched.timing import TIME_MODELS
 
 INST_FILE = MIX10  # proven optimum 74
 INST = read_instance(INST_FILE)
@@ -44,7 +46,10 @@ def inst_file():
 @pytest.fixture
 def clean_registries():
     policies, reproductions, methods = set(POLICIES), set(REPRODUCTIONS), set(METHODS)
+    models = set(TIME_MODELS)
     yield
+    for name in set(TIME_MODELS) - models:
+        del TIME_MODELS[name]
     for name in set(POLICIES) - policies:
         del POLICIES[name]
     for name in set(REPRODUCTIONS) - reproductions:
@@ -70,6 +75,26 @@ def test_toy_policy(clean_registries, inst_file):
     out = CliRunner().invoke(main, ["run", str(inst_file), "--policies", "lpf,mcsf", "--json"])
     assert out.exit_code == 0, out.output
     assert [r["policy"] for r in json.loads(out.output)["results"]] == ["lpf", "mcsf"]
+
+
+def test_toy_time_model(clean_registries, inst_file):
+    """A time model is one function and one ``register_time_model`` call."""
+
+    def per_request(prefill_tokens, decoding, kv_tokens, request_s=0.001):
+        return 0.01 + request_s * decoding
+
+    lpsched.register_time_model("toy-clock", per_request, "a fixed cost plus one per request")
+    sched = run_policy(INST, "mcsf")
+    secs = lpsched.to_seconds(sched, "toy-clock:request_s=0.002")
+    assert secs.makespan_s > 0.01 * sched.makespan
+    args = ["run", str(inst_file), "--policies", "mcsf", "--json", "--time-model", "toy-clock"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    got = json.loads(out.output)
+    assert got["time_model"] == {"name": "toy-clock", "parameters": {"request_s": 0.001}}
+    assert got["results"][0]["tel_s"] == lpsched.to_seconds(sched, "toy-clock").tel_s
+    out = CliRunner().invoke(main, ["time-models"])
+    assert "toy-clock" in out.output and "request_s = 0.001" in out.output
 
 
 def test_toy_solver_back_end(monkeypatch, inst_file):

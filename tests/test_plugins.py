@@ -110,6 +110,26 @@ def test_installed_plugin_runs_from_the_command_line(plugin_site, tmp_path):
     assert LPF_TEL == (127, 93)  # recorded once from the executor; a change is a regression
 
 
+def test_installed_plugin_time_model_from_the_command_line(plugin_site, tmp_path):
+    """The entry point of the group ``lpsched.time_models`` (SPEC section 10): listed, and
+    usable by name with its parameters."""
+    site = {"PYTHONPATH": str(plugin_site)}
+    res = _run(["time-models"], tmp_path, site)
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if x.startswith("fixed-round "))
+    assert line.split(None, 1)[1] == (
+        "A fixed round: every round lasts round_s seconds, whatever its load. "
+        "[plug-in lpsched-lpf 0.1.0]"
+    )
+    args = ["run", str(INST_FILE), "--policies", "lpf", "--json"]
+    res = _run([*args, "--time-model", "fixed-round:round_s=0.5"], tmp_path, site)
+    assert res.returncode == 0, res.stderr
+    (row,) = json.loads(res.stdout)["results"]
+    assert row["tel_s"] == 0.5 * row["tel"] == 0.5 * LPF_TEL[0]
+    res = _run([*args, "--time-model", "fixed-round"], tmp_path)
+    assert res.returncode == 2 and "unknown time model 'fixed-round'" in res.stderr
+
+
 def test_installed_plugin_is_listed_and_absent_without_the_package(plugin_site, tmp_path):
     res = _run(["policies"], tmp_path, {"PYTHONPATH": str(plugin_site)})
     assert res.returncode == 0, res.stderr

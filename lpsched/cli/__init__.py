@@ -12,10 +12,10 @@ status ``interrupted``; ``reproduce`` keeps every finished row).
 Progress bars go to standard error.
 
 One module per command group: :mod:`~lpsched.cli.policies` (run, schedule, priorities,
-policies), :mod:`~lpsched.cli.check` (check, plot), :mod:`~lpsched.cli.solvers` (exact, bound,
-export), :mod:`~lpsched.cli.certify`, :mod:`~lpsched.cli.generate` (generate, gadget),
-:mod:`~lpsched.cli.traces`, :mod:`~lpsched.cli.reproduce`; what they share is in
-:mod:`~lpsched.cli.common`.
+policies), :mod:`~lpsched.cli.timing` (time-models), :mod:`~lpsched.cli.check` (check, plot),
+:mod:`~lpsched.cli.solvers` (exact, bound, export), :mod:`~lpsched.cli.certify`,
+:mod:`~lpsched.cli.generate` (generate, gadget), :mod:`~lpsched.cli.traces`,
+:mod:`~lpsched.cli.reproduce`; what they share is in :mod:`~lpsched.cli.common`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import click
 
 from .. import __version__
-from . import certify, check, generate, policies, reproduce, solvers, traces
+from . import certify, check, generate, policies, reproduce, solvers, timing, traces
 from .common import interrupted
 
 __all__ = ["main"]
@@ -53,6 +53,7 @@ main.add_command(policies.run)
 main.add_command(policies.schedule)
 main.add_command(policies.priorities)
 main.add_command(policies.list_policies)
+main.add_command(timing.list_time_models)
 main.add_command(check.check)
 main.add_command(check.plot)
 main.add_command(generate.generate_cmd)

@@ -11,15 +11,22 @@ import click
 
 from ..io import read_schedule
 from ..schedule import memory_peak
+from ..timing.model import TimeModel
+from ..timing.seconds import to_seconds
 from .common import (
+    SECONDS_COLUMNS,
     bad_input,
     check_output,
+    import_option,
     json_option,
     load_instance,
+    model_line,
     one_line,
     phase1_for,
     phase1_option,
+    seconds_cell,
     solver_chatter_to_stderr,
+    time_model_option,
 )
 
 #: The figure formats of ``lpsched plot`` (matplotlib's Agg, PDF and SVG back ends).
@@ -30,16 +37,26 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 @click.argument("instance")
 @click.argument("schedule_file", metavar="SCHEDULE")
 @json_option
+@time_model_option("print TEL, latency, TTFT, TPOT and tokens/s in seconds")
+@import_option
 @bad_input
-def check(instance: str, schedule_file: str, as_json: bool) -> None:
+def check(instance: str, schedule_file: str, as_json: bool, model: TimeModel | None) -> None:
     """Check that SCHEDULE (schedule JSON, SPEC section 9) is feasible for INSTANCE.
 
     Prints TEL, makespan, the peak memory and its round, and the first violation of SPEC
-    section 2 (a start before the arrival, a round over M, inconsistent runs), if any. Exit
-    code 0: feasible; 1: infeasible, or a file that cannot be read (the message says where).
+    section 2 (a start before the arrival, a round over M, inconsistent runs), if any. A
+    file that records a time model (lpsched schedule --time-model) has its per-request
+    seconds recomputed, and a disagreement is an error; its figures in seconds are printed
+    (under --time-model, if given, instead). Exit code 0: feasible; 1: infeasible, or a file
+    that cannot be read or whose seconds disagree (the message says where).
     """
     inst = load_instance(instance)
     sched = read_schedule(schedule_file, inst, check=False)
+    recorded = sched.info.get("time_model")
+    if model is None or model == recorded:
+        secs = sched.info.get("seconds")
+    else:
+        secs = to_seconds(sched, model)
     bad = sched.violations(limit=1)
     peak, at = memory_peak(sched)
     out = {
@@ -58,6 +75,10 @@ def check(instance: str, schedule_file: str, as_json: bool) -> None:
         "wasted_tokens": sched.wasted_tokens,
         "first_violation": bad[0] if bad else None,
     }
+    if recorded is not None:
+        out["recorded_time_model"] = recorded.to_dict()
+    if secs is not None:
+        out.update(time_model=secs.model.to_dict(), **secs.stats())
     if as_json:
         click.echo(json.dumps(out))
     else:
@@ -70,6 +91,18 @@ def check(instance: str, schedule_file: str, as_json: bool) -> None:
         ]
         if sched.runs is not None:
             lines.append(f"evictions    {sched.evictions} ({sched.wasted_tokens} tokens wasted)")
+        if recorded is not None:
+            lines.append(
+                f"recorded     seconds under time model {recorded.name}: every request's "
+                "latency, TTFT and TPOT agree with the starts"
+            )
+        if secs is not None:
+            figures = secs.stats()
+            lines.append(f"in seconds   {model_line(secs.model)}")
+            lines += [
+                f"             {head:17s}{seconds_cell(figures, key, fmt)}"
+                for key, head, fmt in SECONDS_COLUMNS
+            ]
         lines.append(f"infeasible   {bad[0]}" if bad else "feasible     yes")
         click.echo("\n".join(lines))
     if bad:
@@ -102,6 +135,8 @@ def check(instance: str, schedule_file: str, as_json: bool) -> None:
     show_default=True,
     help="Up to this many requests one labelled bar each; above, every request one thin line.",
 )
+@time_model_option("draw against seconds instead of rounds")
+@import_option
 @bad_input
 def plot(
     instance: str,
@@ -110,12 +145,14 @@ def plot(
     color: str,
     phase1: str | None,
     max_requests: int,
+    model: TimeModel | None,
 ) -> None:
     """Draw SCHEDULE of INSTANCE: a Gantt chart over the memory profile, M drawn.
 
     Rows are requests ordered by start, bars from start to completion (evicted runs hatched),
     coloured by workload class or Sorted-F batch; the memory panel stacks the KV cache held
-    by each colour. An infeasible schedule is drawn too (a note says so).
+    by each colour. With --time-model the axis is seconds (each round as long as the model
+    says). An infeasible schedule is drawn too (a note says so).
     """
     if Path(output).suffix.lower() not in PLOT_SUFFIXES:
         raise click.BadParameter(
@@ -136,7 +173,10 @@ def plot(
     if color == "batch":
         with solver_chatter_to_stderr():
             groups = batch_labels(inst, phase1_for(inst, phase1))
-    save_figure(plot_schedule(sched, groups=groups, max_requests=max_requests), output)
+    secs = None if model is None else to_seconds(sched, model)
+    save_figure(
+        plot_schedule(sched, groups=groups, max_requests=max_requests, seconds=secs), output
+    )
     bad = sched.violations(limit=1)
     note = f"; note: infeasible: {bad[0]}" if bad else ""
     click.echo(f"wrote {output}: {inst.n} requests, TEL {sched.tel} rounds{note}", err=True)

@@ -21,15 +21,12 @@ import click
 
 from ..instance import Instance, InstanceError
 from ..io import default_instance, read_instance
-from ..policies.registry import (
-    PluginError,
-    PolicySelectionError,
-    check_policy_options,
-    import_plugins,
-    parse_policy,
-)
+from ..plugins import PluginError, import_plugins
+from ..policies.registry import PolicySelectionError, check_policy_options, parse_policy
 from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
 from ..schedule import Schedule
+from ..timing.model import TimeModel, TimeModelError
+from ..timing.registry import parse_time_model
 
 #: Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's convention).
 EXIT_INTERRUPTED = 130
@@ -374,8 +371,9 @@ def _import_modules(
     ctx: click.Context, param: click.Parameter, modules: tuple[str, ...]
 ) -> tuple[str, ...]:
     """Option callback of ``--import``: import the modules (which call
-    :func:`lpsched.register_policy`) before the policy names are checked. The current directory
-    is searched first, as by ``python -m``."""
+    :func:`lpsched.register_policy` or :func:`lpsched.register_time_model`) before the policy
+    and time-model names are checked. The current directory is searched first, as by
+    ``python -m``."""
     if modules:
         try:
             with solver_chatter_to_stderr():  # what a module prints on import
@@ -385,7 +383,7 @@ def _import_modules(
     return modules
 
 
-#: ``--import MODULE`` of every command that takes policy names.
+#: ``--import MODULE`` of every command that takes policy or time-model names.
 import_option = click.option(
     "--import",
     "imports",
@@ -394,7 +392,59 @@ import_option = click.option(
     expose_value=False,
     is_eager=True,
     callback=_import_modules,
-    help="Import MODULE first (repeatable): a module that calls lpsched.register_policy, "
-    "found in the current directory or on PYTHONPATH. Installed plug-ins (entry points "
-    "'lpsched.policies') need no option.",
+    help="Import MODULE first (repeatable): a module that calls lpsched.register_policy or "
+    "lpsched.register_time_model, found in the current directory or on PYTHONPATH. Installed "
+    "plug-ins (entry points 'lpsched.policies', 'lpsched.time_models') need no option.",
 )
+
+
+def _time_model(ctx: click.Context, param: click.Parameter, value: str | None) -> TimeModel | None:
+    """Option callback of ``--time-model``: the model of ``NAME[:key=value,...]``, or a usage
+    error naming what is wrong (exit code 2)."""
+    if value is None:
+        return None
+    try:
+        return parse_time_model(value)
+    except KeyError as exc:
+        raise click.BadParameter(one_line(str(exc.args[0] if exc.args else exc))) from None
+    except (TimeModelError, PluginError) as exc:
+        raise click.BadParameter(one_line(str(exc))) from None
+
+
+def time_model_option(what: str):
+    """``--time-model NAME[:key=value,...]``: read the schedules in seconds (SPEC section 10)."""
+    return click.option(
+        "--time-model",
+        "model",
+        default=None,
+        metavar="NAME[:KEY=VALUE,...]",
+        callback=_time_model,
+        help=f"Read the schedules in seconds under this time model and {what} (SPEC section "
+        "10): unit, linear, a fitted profile or a plug-in ('lpsched time-models' lists them), "
+        "parameters after a colon, e.g. 'linear:base_s=0.02,prefill_token_s=2e-4'.",
+    )
+
+
+#: The figures in seconds that the tables of ``--time-model`` show (key of
+#: :meth:`lpsched.timing.seconds.ScheduleSeconds.stats`, which ``--json`` prints whole; header;
+#: format).
+SECONDS_COLUMNS = (
+    ("tel_s", "TEL (s)", "{:.1f}"),
+    ("mean_latency_s", "mean latency (s)", "{:.3f}"),
+    ("p99_latency_s", "p99 latency (s)", "{:.3f}"),
+    ("mean_ttft_s", "mean TTFT (s)", "{:.3f}"),
+    ("mean_tpot_s", "mean TPOT (s)", "{:.4f}"),
+    ("throughput_tokens_s", "tokens/s", "{:.1f}"),
+)
+
+
+def seconds_cell(figures: Mapping[str, Any], key: str, fmt: str) -> str:
+    """One figure of :data:`SECONDS_COLUMNS` as text (``-`` for None)."""
+    value = figures[key]
+    return "-" if value is None else fmt.format(value)
+
+
+def model_line(model: TimeModel) -> str:
+    """``time model NAME: key = value, ...`` (what the seconds are read in)."""
+    params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters)
+    return f"time model {model.name}" + (f": {params}" if params else "")

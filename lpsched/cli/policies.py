@@ -16,7 +16,10 @@ from ..io import schedule_to_dict, write_priorities, write_schedule
 from ..policies.registry import POLICIES, PluginError, load_plugins, parse_policy, run_policy
 from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
 from ..solvers.result import LPTooLargeError
+from ..timing.model import TimeModel
+from ..timing.seconds import to_seconds
 from .common import (
+    SECONDS_COLUMNS,
     bad_input,
     check_options,
     check_output,
@@ -24,11 +27,14 @@ from .common import (
     json_option,
     load_instance,
     max_nonzeros_option,
+    model_line,
     phase1_for,
     phase1_option,
     policy_names,
     policy_option,
+    seconds_cell,
     solver_chatter_to_stderr,
+    time_model_option,
 )
 
 DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f"
@@ -69,6 +75,7 @@ def _policy_options(
 @json_option
 @max_nonzeros_option("20,000,000; the LP of sorted-lp")
 @policy_option
+@time_model_option("print TEL, latency, TTFT, TPOT and tokens/s in seconds beside the rounds")
 @import_option
 @bad_input
 def run(
@@ -78,11 +85,13 @@ def run(
     as_json: bool,
     max_nonzeros: int | None,
     policy_options: dict[str, Any],
+    model: TimeModel | None,
 ) -> None:
     """Compare policies on INSTANCE (default: the paper's setting, n = 2000, M = 16,492).
 
     A policy that cannot run on this instance (the LP of sorted-lp too large) is reported
-    and skipped; the others still run.
+    and skipped; the others still run. With --time-model, a second table gives the figures in
+    seconds (the schedules are the same).
     """
     additions = policies is not None and policies.strip().startswith("+")
     if policies is not None and not additions:
@@ -95,7 +104,7 @@ def run(
         check_options(names, policy_options, _OWN_FLAGS)
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
     solver = opts["solver"]
-    results, skipped = [], []
+    results, skipped, seconds = [], [], []
     for name in names:
         try:
             with solver_chatter_to_stderr():
@@ -113,25 +122,27 @@ def run(
                 "runtime_s": sched.info["runtime_s"],
             }
         )
+        if model is not None:
+            seconds.append(to_seconds(sched, model).stats())
     best = min((r["tel"] for r in results), default=None)
     for r in results:
         r["ratio_to_best"] = r["tel"] / best
+    if model is not None:
+        for r, figures in zip(results, seconds, strict=True):
+            r.update(figures)
     paper = headline_ratios({r["policy"]: r["tel"] for r in results}) if inst.offline else []
     papers_setting = (inst.n, inst.memory) == (PAPER_N, PAPER_MEMORY)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "instance": inst.name,
-                    "n": inst.n,
-                    "memory": inst.memory,
-                    "phase1": solver,
-                    "results": results,
-                    "skipped": skipped,
-                    "paper_ratios": paper,
-                }
-            )
-        )
+        out: dict[str, Any] = {
+            "instance": inst.name,
+            "n": inst.n,
+            "memory": inst.memory,
+            "phase1": solver,
+        }
+        if model is not None:
+            out["time_model"] = model.to_dict()
+        out.update(results=results, skipped=skipped, paper_ratios=paper)
+        click.echo(json.dumps(out))
         return
     uses_phase1 = any("solver" in parse_policy(name)[0].options for name in names)
     click.echo(
@@ -162,6 +173,20 @@ def run(
             colalign=("left",) + ("right",) * (len(headers) - 1),
         )
     )
+    if model is not None:
+        click.echo()
+        click.echo(model_line(model))
+        click.echo(
+            tabulate(
+                [
+                    [r["policy"]] + [seconds_cell(r, key, fmt) for key, _, fmt in SECONDS_COLUMNS]
+                    for r in results
+                ],
+                headers=["policy"] + [head for _, head, _ in SECONDS_COLUMNS],
+                disable_numparse=True,
+                colalign=("left",) + ("right",) * len(SECONDS_COLUMNS),
+            )
+        )
     for r in skipped:
         click.echo(f"skipped {r['policy']}: {r['error']}")
     if paper and papers_setting:
@@ -206,6 +231,7 @@ def run(
     "when there is no -o).",
 )
 @policy_option
+@time_model_option("record the model and each request's latency, TTFT and TPOT in the file")
 @import_option
 @bad_input
 def schedule(
@@ -216,6 +242,7 @@ def schedule(
     max_nonzeros: int | None,
     as_json: bool,
     policy_options: dict[str, Any],
+    model: TimeModel | None,
 ) -> None:
     """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
     check_output(output, instance)
@@ -224,8 +251,9 @@ def schedule(
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
     with solver_chatter_to_stderr():
         sched = run_policy(inst, policy, **opts).check()
+    secs = None if model is None else to_seconds(sched, model)
     if output is not None:
-        write_schedule(sched, output)
+        write_schedule(sched, output, secs)
     if as_json:
         summary: dict[str, Any] = {
             "instance": inst.name,
@@ -235,15 +263,22 @@ def schedule(
             "runtime_s": sched.info["runtime_s"],
             "output": output,
         }
+        if secs is not None:
+            summary.update(time_model=secs.model.to_dict(), **secs.stats())
         if output is None:
-            summary["schedule"] = schedule_to_dict(sched)
+            summary["schedule"] = schedule_to_dict(sched, secs)
         click.echo(json.dumps(summary))
     elif output is None:
-        click.echo(json.dumps(schedule_to_dict(sched)))
+        click.echo(json.dumps(schedule_to_dict(sched, secs)))
     else:
+        in_seconds = (
+            ""
+            if secs is None
+            else f" ({secs.stats()['mean_latency_s']:.3f} s under {secs.model.name})"
+        )
         click.echo(
-            f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}; "
-            f"wrote {output}",
+            f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}"
+            f"{in_seconds}; wrote {output}",
             err=True,
         )
 

@@ -12,6 +12,9 @@ import numpy as np
 
 from ..instance import MAX_VALUE, Instance, InstanceError, int_field, quote
 from ..schedule import Schedule
+from ..timing.model import TimeModelError
+from ..timing.registry import time_model
+from ..timing.seconds import ScheduleSeconds, to_seconds
 from ._common import _brief, _unknown_keys
 from .atomic import atomic_write_text
 from .json_text import load_json
@@ -20,6 +23,7 @@ __all__ = [
     "SCHEDULE_KEYS",
     "SCHEDULE_REQUEST_KEYS",
     "SCHEDULE_KEYS_V1",
+    "SECONDS_KEYS",
     "SCHEDULE_FORMAT",
     "SCHEDULE_VERSION",
     "schedule_to_dict",
@@ -41,9 +45,24 @@ SCHEDULE_KEYS = (
     "peak_memory",
     "evictions",
     "wasted_tokens",
+    "time_model",
     "requests",
 )
-SCHEDULE_REQUEST_KEYS = ("id", "arrival", "start", "completion", "runs")
+SCHEDULE_REQUEST_KEYS = (
+    "id",
+    "arrival",
+    "start",
+    "completion",
+    "runs",
+    "latency_s",
+    "ttft_s",
+    "tpot_s",
+)
+#: The per-request seconds a schedule file may record under its ``time_model`` (SPEC section 10).
+SECONDS_KEYS = ("latency_s", "ttft_s", "tpot_s")
+#: Relative tolerance of a recorded second against its recomputation (float64 sums may differ in
+#: the last bits between machines).
+SECONDS_RTOL = 1e-9
 SCHEDULE_KEYS_V1 = (
     "format",
     "version",
@@ -81,13 +100,18 @@ def _request_runs(schedule: Schedule) -> list[list[list[int]]] | None:
     return out
 
 
-def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+def schedule_to_dict(schedule: Schedule, seconds: ScheduleSeconds | None = None) -> dict[str, Any]:
     """The SPEC section 9 schedule JSON object (version 2) of ``schedule``.
 
     Parameters
     ----------
     schedule : Schedule
         Any schedule (feasible or not) of its instance.
+    seconds : ScheduleSeconds, optional
+        ``schedule`` read in seconds (:func:`lpsched.timing.seconds.to_seconds`): the object
+        then records ``time_model`` (``{"name", "parameters"}``) and each request's
+        ``latency_s``, ``ttft_s`` and ``tpot_s`` (seconds; ``tpot_s`` null for ``o_i = 1``),
+        SPEC section 10.
 
     Returns
     -------
@@ -103,7 +127,7 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     ------
     ValueError
         The run record cannot be written: a run names a request index outside the instance,
-        or a request has no run.
+        or a request has no run; or ``seconds`` of another number of requests.
 
     Notes
     -----
@@ -111,6 +135,11 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     """
     inst = schedule.instance
     per_request = _request_runs(schedule)
+    if seconds is not None and seconds.latency_s.shape != (inst.n,):
+        raise ValueError(
+            f"cannot write schedule {schedule.policy!r}: its seconds are of "
+            f"{seconds.latency_s.size} requests, the instance has {inst.n}"
+        )
     requests = []
     for i in range(inst.n):
         p, c = int(schedule.start[i]), int(schedule.completion[i])
@@ -119,6 +148,12 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         if per_request is not None and per_request[i] != [[p, c, 1]]:
             r["runs"] = per_request[i]
         requests.append(r)
+    if seconds is not None:
+        tpot = seconds.tpot_s.tolist()
+        for r, lat, ttft, tp in zip(
+            requests, seconds.latency_s.tolist(), seconds.ttft_s.tolist(), tpot, strict=True
+        ):
+            r.update(latency_s=lat, ttft_s=ttft, tpot_s=None if tp != tp else tp)
     out: dict[str, Any] = {
         "format": SCHEDULE_FORMAT,
         "version": SCHEDULE_VERSION,
@@ -130,14 +165,21 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     }
     if per_request is not None:
         out.update(evictions=schedule.evictions, wasted_tokens=schedule.wasted_tokens)
+    if seconds is not None:
+        out["time_model"] = seconds.model.to_dict()
     out["requests"] = requests
     return out
 
 
-def write_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
+def write_schedule(
+    schedule: Schedule,
+    path: str | os.PathLike[str],
+    seconds: ScheduleSeconds | None = None,
+) -> None:
     """Write ``schedule`` as SPEC section 9 schedule JSON (version 2) to ``path``.
 
-    One request per line, keys in a stable order (:func:`schedule_to_dict`). The write is
+    One request per line, keys in a stable order (:func:`schedule_to_dict`; with
+    ``seconds``, the time model and each request's seconds, SPEC section 10). The write is
     atomic (:func:`~.atomic.atomic_write_text`).
 
     Raises
@@ -149,7 +191,7 @@ def write_schedule(schedule: Schedule, path: str | os.PathLike[str]) -> None:
         The schedule cannot be written (see :func:`schedule_to_dict`), before anything is
         written.
     """
-    data = schedule_to_dict(schedule)
+    data = schedule_to_dict(schedule, seconds)
     reqs = data.pop("requests")
     head = json.dumps(data, indent=1)[:-2]
     lines = ",\n  ".join(json.dumps(r) for r in reqs)
@@ -178,7 +220,10 @@ def read_schedule(
     Schedule
         With ``runs`` when the file has a run record (``evictions``, ``wasted_tokens`` or a
         request's ``runs``): in version 2 the rows are ordered by request, then as listed
-        (``write_schedule`` lists a request's runs by start).
+        (``write_schedule`` lists a request's runs by start). When the file records a
+        ``time_model`` (SPEC section 10), ``info["time_model"]`` is that model and
+        ``info["seconds"]`` the schedule read in it (a
+        :class:`~lpsched.timing.seconds.ScheduleSeconds`).
 
     Raises
     ------
@@ -186,7 +231,10 @@ def read_schedule(
         Missing or malformed file, wrong format or version, an unknown key, a missing or
         mistyped field, a request whose id or arrival is not the instance's, or a derived
         value (``completion``, ``tel``, ``makespan``, ``peak_memory``, ``evictions``,
-        ``wasted_tokens``) that disagrees with the starts; with ``check``, an infeasible
+        ``wasted_tokens``) that disagrees with the starts; a ``time_model`` that is not
+        registered (a plug-in: import it first) or is malformed, or a recorded ``latency_s``,
+        ``ttft_s`` or ``tpot_s`` that its recomputation does not give (to a relative
+        :data:`SECONDS_RTOL`); with ``check``, an infeasible
         schedule (the message says where). Every message names the file, and the request and
         field when there is one.
 
@@ -239,11 +287,72 @@ def read_schedule(
                 + (" and runs" if key in ("evictions", "wasted_tokens", "peak_memory") else "")
                 + (" give start + decode length" if key == "completion" else f" give {value}")
             )
+    if version == 2:
+        seconds = _recorded_seconds(data, sched, str(p))
+        if seconds is not None:
+            sched.info.update(time_model=seconds.model, seconds=seconds)
     if check:
         bad = sched.violations(limit=3)
         if bad:
             raise InstanceError(f"{p}: infeasible schedule: " + "; ".join(bad))
     return sched
+
+
+def _recorded_seconds(data: dict[str, Any], sched: Schedule, source: str) -> ScheduleSeconds | None:
+    """The file's ``time_model`` and per-request seconds, recomputed from the starts and
+    checked (SPEC section 10); None when the file records no time model."""
+    inst = sched.instance
+    reqs = data["requests"]
+    if "time_model" not in data:
+        for pos, r in enumerate(reqs):
+            given = [k for k in SECONDS_KEYS if k in r]
+            if given:
+                raise InstanceError(
+                    f"{source}: request {quote(inst.ids[pos])}: field {given[0]!r} needs the "
+                    "file's 'time_model' (the model its seconds are read in)"
+                )
+        return None
+    tm = data["time_model"]
+    if not (
+        isinstance(tm, dict)
+        and set(tm) == {"name", "parameters"}
+        and isinstance(tm["name"], str)
+        and isinstance(tm["parameters"], dict)
+    ):
+        raise InstanceError(
+            f'{source}: field \'time_model\' must be an object {{"name": ..., "parameters": '
+            f"{{...}}}}, got {_brief(tm)}"
+        )
+    try:
+        model = time_model(tm["name"], **tm["parameters"])
+        seconds = to_seconds(sched, model)
+    except KeyError as exc:
+        raise InstanceError(
+            f"{source}: field 'time_model': {exc.args[0] if exc.args else exc}"
+        ) from None
+    except (TimeModelError, ValueError) as exc:
+        raise InstanceError(f"{source}: field 'time_model': {exc}") from None
+    computed = {k: getattr(seconds, k).tolist() for k in SECONDS_KEYS}
+    for pos, r in enumerate(reqs):
+        for key in SECONDS_KEYS:
+            if key not in r:
+                continue
+            said, value = r[key], computed[key][pos]
+            if value != value:  # NaN: tpot_s of a request with o_i = 1
+                ok = said is None
+            else:
+                ok = (
+                    not isinstance(said, bool)
+                    and isinstance(said, (int, float))
+                    and abs(said - value) <= SECONDS_RTOL * max(1.0, abs(value))
+                )
+            if not ok:
+                raise InstanceError(
+                    f"{source}: request {quote(inst.ids[pos])}: field {key!r} is "
+                    f"{_brief(said)}, but time model {model.spec} gives "
+                    f"{'null' if value != value else repr(value)} s"
+                )
+    return seconds
 
 
 def _start_field(value: Any, source: str, who: str, name: str = "start") -> int:

@@ -8,8 +8,11 @@ the title says so). The memory panel stacks the KV cache held by each group; gro
 the workload class of each request (:func:`request_classes`) or any labels given, such as the
 Sorted-F Phase-1 batches (:func:`batch_labels`).
 
+With ``seconds`` (a schedule read under a time model, :func:`lpsched.timing.seconds.to_seconds`)
+both panels are drawn against seconds instead of rounds: round ``t`` ends at ``tau(t)``.
+
 Source: ours (SPEC section 2's memory convention: ``s_i + j`` tokens in the ``j``-th round;
-runs: SPEC section 6).
+runs: SPEC section 6; seconds: SPEC section 10).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from ..generators.workloads import parse_mixture, sample_lengths
 from ..instance import Instance
 from ..policies.sorted_f import phase1_batches
 from ..schedule import Schedule, memory_at
+from ..timing.seconds import ScheduleSeconds
 from .style import axes, policy_color
 
 __all__ = [
@@ -162,6 +166,16 @@ def _run_rows(schedule: Schedule) -> np.ndarray:
     )
 
 
+def _clock(schedule: Schedule, seconds: ScheduleSeconds | None):
+    """The x coordinate of the end of round ``t``: ``t`` itself, or ``tau(t)`` seconds; and the
+    axis label. Raises ``ValueError`` for seconds of another schedule's size."""
+    if seconds is None:
+        return (lambda t: np.asarray(t)), "round"
+    if seconds.latency_s.shape != (schedule.instance.n,) or seconds.makespan != schedule.makespan:
+        raise ValueError("seconds must be those of this schedule (to_seconds(schedule, model))")
+    return seconds.tau_at, f"time (s), time model {seconds.model.name}"
+
+
 def _group_suffix(colors: dict[str, str]) -> str:
     """What the title says when the legend is left out (too many groups)."""
     return f"; colours cycle over {len(colors)} groups" if len(colors) > MAX_LEGEND else ""
@@ -175,6 +189,7 @@ def plot_gantt(
     max_requests: int = 40,
     label_requests: bool = True,
     groups: Sequence[str] | np.ndarray | None = None,
+    seconds: ScheduleSeconds | None = None,
 ) -> Figure:
     """Gantt chart: one row per request, ordered by start, from ``p_i`` to ``C_i``.
 
@@ -198,6 +213,10 @@ def plot_gantt(
     groups : sequence of str, shape (n,), optional
         A label per request, one colour per label; default :func:`request_classes`. With more
         than 10 labels the colours cycle and no legend is drawn.
+    seconds : ScheduleSeconds, optional
+        ``schedule`` read under a time model: the axis is seconds, a bar from ``tau(p_i)``
+        to ``tau(C_i)``, the waiting from the arrival ``alpha_i``; the title gives TEL in
+        seconds. Default: rounds.
 
     Returns
     -------
@@ -206,14 +225,17 @@ def plot_gantt(
     Raises
     ------
     ValueError
-        ``groups`` of the wrong length.
+        ``groups`` of the wrong length, or ``seconds`` of another schedule.
 
     Notes
     -----
-    Source: ours.
+    Source: ours (seconds: SPEC section 10).
     """
     fig, ax = axes(ax)
     inst = schedule.instance
+    x, xlabel = _clock(schedule, seconds)
+    arrival = inst.arrival if seconds is None else seconds.arrival_s
+    x_start, x_end = x(schedule.start), x(schedule.completion)
     labels = _groups(schedule, groups)
     colors = _group_colors(labels, schedule.start)
     order = np.lexsort((np.arange(inst.n), schedule.start))
@@ -224,21 +246,20 @@ def plot_gantt(
     few = inst.n <= max_requests
     if few:
         for i in order.tolist():
-            p, o = int(schedule.start[i]), int(inst.decode[i])
+            p, end = x_start[i].item(), x_end[i].item()
             ax.barh(
                 rank[i],
-                o,
+                end - p,
                 left=p,
                 height=0.8,
                 color=colors[labels[i]],
                 edgecolor="black",
                 linewidth=0.5,
             )
-            if inst.arrival[i] < p:
-                ax.plot(
-                    [inst.arrival[i], p], [rank[i], rank[i]], color="0.6", linewidth=0.8, zorder=0
-                )
+            if inst.arrival[i] < schedule.start[i]:
+                ax.plot([arrival[i], p], [rank[i], rank[i]], color="0.6", linewidth=0.8, zorder=0)
         for req, p, end, _ in cut.tolist():
+            p, end = x(p).item(), x(end).item()
             ax.barh(
                 rank[req],
                 end - p,
@@ -266,9 +287,9 @@ def plot_gantt(
 
         waiting = inst.arrival < schedule.start
         for seg, col in (
-            (lines(inst.arrival[waiting], schedule.start[waiting], y[waiting]), "0.85"),
-            (lines(cut[:, 1], cut[:, 2], y[cut[:, 0]]), "0.45"),
-            (lines(schedule.start, schedule.completion, y), [colors[g] for g in labels]),
+            (lines(arrival[waiting], x_start[waiting], y[waiting]), "0.85"),
+            (lines(x(cut[:, 1]), x(cut[:, 2]), y[cut[:, 0]]), "0.45"),
+            (lines(x_start, x_end, y), [colors[g] for g in labels]),
         ):
             if len(seg):
                 ax.add_collection(
@@ -278,13 +299,14 @@ def plot_gantt(
                 )
         ax.set_ylim(inst.n, -1)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # ranks are whole numbers
-        ax.set_xlim(0, schedule.makespan * 1.01)
+        ax.set_xlim(0, float(x(schedule.makespan)) * 1.01)
         how = f"\nall {inst.n} requests, one line each from start to completion, ordered by start"
-    ax.set_xlabel("round")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("request (by start)")
+    tel = f"{schedule.tel:,} rounds" if seconds is None else f"{seconds.tel_s:,.1f} s"
     ax.set_title(
         title
-        or f"{schedule.policy or 'schedule'} on {inst.name}: TEL = {schedule.tel:,} rounds{how}"
+        or f"{schedule.policy or 'schedule'} on {inst.name}: TEL = {tel}{how}"
         + _group_suffix(colors)
     )
     extra = []
@@ -322,6 +344,7 @@ def plot_memory(
     label: str | None = None,
     color: str | None = None,
     groups: Sequence[str] | np.ndarray | None = None,
+    seconds: ScheduleSeconds | None = None,
 ) -> Figure:
     """Memory profile ``m(t)`` of a schedule with the budget ``M`` as a line.
 
@@ -339,6 +362,10 @@ def plot_memory(
     groups : sequence of str, shape (n,), optional
         Stack the memory held by each group (a label per request, one colour per label, as in
         :func:`plot_gantt`) under the total line. Default: the total alone.
+    seconds : ScheduleSeconds, optional
+        ``schedule`` read under a time model: ``m(t)`` drawn at ``tau(t)`` seconds, the end of
+        round ``t`` (straight lines between the rounds where ``m`` bends, exact in rounds,
+        close in seconds). Default: rounds.
 
     Returns
     -------
@@ -349,15 +376,18 @@ def plot_memory(
     Raises
     ------
     ValueError
-        ``groups`` of the wrong length.
+        ``groups`` of the wrong length, or ``seconds`` of another schedule.
 
     Notes
     -----
-    Source: SPEC section 2 (``m(t) = sum_{p_i < t <= C_i} (s_i + t - p_i)``).
+    Source: SPEC section 2 (``m(t) = sum_{p_i < t <= C_i} (s_i + t - p_i)``; seconds: SPEC
+    section 10).
     """
     fig, ax = axes(ax)
+    x, xlabel = _clock(schedule, seconds)
     rows = _run_rows(schedule)
     rounds = _breakpoints(rows, schedule.makespan)
+    at = x(rounds)
     policy = schedule.policy or "schedule"
     inst = schedule.instance
     if groups is not None:
@@ -374,7 +404,7 @@ def plot_memory(
             for g in colors
         ]
         ax.stackplot(
-            rounds,
+            at,
             layers,
             colors=list(colors.values()),
             alpha=0.8,
@@ -382,7 +412,7 @@ def plot_memory(
             rasterized=len(rounds) > 1000,  # keeps a PDF or SVG of thousands of requests small
         )
     ax.plot(
-        rounds,
+        at,
         schedule.memory_at(rounds),
         color=color or ("black" if groups is not None else policy_color(policy)),
         linewidth=0.8 if groups is not None else 1.2,
@@ -392,7 +422,7 @@ def plot_memory(
     if not any(getattr(line, "_lpsched_M", False) for line in ax.lines):
         line = ax.axhline(M, color="black", linestyle="--", linewidth=1, label=f"M = {M}")
         line._lpsched_M = True  # type: ignore[attr-defined]
-    ax.set_xlabel("round")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("KV cache in use (tokens)")
     ax.set_ylim(0, M * 1.1)
     ax.set_title(title or f"KV-cache memory of {policy}")
@@ -411,6 +441,7 @@ def plot_schedule(
     figsize: tuple[float, float] = (10, 7),
     groups: Sequence[str] | np.ndarray | None = None,
     max_requests: int = 40,
+    seconds: ScheduleSeconds | None = None,
 ) -> Figure:
     """Gantt chart above the memory profile, on a shared round axis, coloured by group.
 
@@ -426,6 +457,8 @@ def plot_schedule(
         the memory panel stacks the memory of each group.
     max_requests : int, default 40
         Above this many requests the Gantt panel is a waterfall (:func:`plot_gantt`).
+    seconds : ScheduleSeconds, optional
+        ``schedule`` read under a time model: the shared axis is seconds (SPEC section 10).
 
     Returns
     -------
@@ -441,10 +474,11 @@ def plot_schedule(
         layout="constrained",
         gridspec_kw={"height_ratios": [3, 2]},
     )
-    plot_gantt(schedule, a1, title=title, groups=labels, max_requests=max_requests)
+    plot_gantt(schedule, a1, title=title, groups=labels, max_requests=max_requests, seconds=seconds)
     plot_memory(
         schedule,
         a2,
+        seconds=seconds,
         title=f"KV-cache memory per round (peak {schedule.peak_memory:,} of M = "
         f"{schedule.instance.memory:,} tokens)",
         groups=labels,

@@ -10,9 +10,11 @@ Plug-ins reach the registry in two ways (both loaded on the first look-up of a n
 registered, so every process, sweep workers included, finds them): an installed package's
 entry point in the group ``lpsched.policies`` (``NAME = "module:function"``, the entry point's
 name is the policy name) and the modules named in the environment variable ``LPSCHED_PLUGINS``,
-which :func:`import_plugins` (the command line's ``--import MODULE``) imports and sets. The
-sweep engine also passes the modules imported here (:func:`plugin_modules`) to its worker
-processes, which import them before their first task.
+which :func:`~lpsched.plugins.import_plugins` (the command line's ``--import MODULE``) imports
+and sets; that machinery lives in :mod:`lpsched.plugins`, shared with the time models, and its
+names are re-exported here. The sweep engine also passes the modules imported here
+(:func:`~lpsched.plugins.plugin_modules`) to its worker processes, which import them before
+their first task.
 
 Policy options: a policy declares the keywords it takes (:attr:`Policy.options`);
 :func:`check_policy_options` refuses, before a comparison starts, an option that none of its
@@ -26,21 +28,26 @@ run with ``backfill=True`` (SPEC section 4).
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
-import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..executor import execute
 from ..instance import Instance
+from ..plugins import (
+    PLUGINS_ENV,
+    PluginError,
+    _loaded,
+    env_modules,
+    import_plugins,
+    plugin_modules,
+)
+from ..plugins import import_module as _import
 from ..schedule import Schedule
 from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
@@ -262,98 +269,6 @@ def register_policy(
 #: Entry-point group of plug-in policies: ``NAME = "module:function"`` registers ``function``
 #: (a priority-list function, as for :func:`register_policy`) as the list policy ``NAME``.
 ENTRY_POINT_GROUP = "lpsched.policies"
-#: Environment variable: comma-separated modules that call :func:`register_policy` on import.
-PLUGINS_ENV = "LPSCHED_PLUGINS"
-_loaded: set[str] = set()  # entry-point names and modules tried in this process
-#: Modules imported in this process by :func:`_import`, in order, each with the folder searched
-#: first for it (the current folder of its import).
-_imported: dict[str, str] = {}
-
-
-class PluginError(ValueError):
-    """A plug-in failed to load; the message names the entry point and its distribution, or
-    the module, and the error. Source: ours."""
-
-
-def _import(module: str, folder: str | None = None) -> None:
-    """Import ``module`` once per process; the current directory (or ``folder``) is searched
-    first, as by ``python -m`` (so ``--import`` and ``LPSCHED_PLUGINS`` find the same modules),
-    but only while this import runs: afterwards a stray ``highspy.py`` there cannot shadow a
-    library."""
-    if "module:" + module in _loaded:
-        return
-    if module.endswith(".py") or "/" in module or os.sep in module:
-        raise PluginError(
-            f"plug-in {module!r}: give a module name (such as {Path(module).stem!r}, run from "
-            "the folder that holds it, or a dotted name on PYTHONPATH), not a file path"
-        )
-    _loaded.add("module:" + module)
-    cwd = os.getcwd() if folder is None else folder
-    added = cwd not in sys.path and (folder is not None or "" not in sys.path)
-    if added:
-        sys.path.insert(0, cwd)
-    try:
-        importlib.import_module(module)
-    except SystemExit as exc:
-        raise PluginError(
-            f"plug-in module {module!r} called sys.exit({exc.code!r}) while importing"
-        ) from None
-    except Exception as exc:
-        raise PluginError(
-            f"plug-in module {module!r} failed to import: {type(exc).__name__}: {exc}"
-        ) from exc
-    finally:
-        if added and cwd in sys.path:
-            sys.path.remove(cwd)
-    _imported[module] = cwd
-
-
-def _env_modules() -> list[str]:
-    return [m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(",") if m.strip()]
-
-
-def import_plugins(modules: Iterable[str] | Mapping[str, str]) -> None:
-    """Import modules that register policies on import (each once per process), and add them
-    to ``LPSCHED_PLUGINS``; the sweeps pass them to their worker processes
-    (:func:`plugin_modules`).
-
-    Parameters
-    ----------
-    modules : iterable of str, or mapping of str to str
-        Dotted module names, importable from ``sys.path`` or the current folder; or a
-        mapping module -> the folder to search first instead of the current one (what
-        :func:`plugin_modules` returns: a worker imports the parent's modules with it).
-
-    Raises
-    ------
-    PluginError
-        A module that cannot be imported (its error in the message).
-
-    Notes
-    -----
-    Source: ours (the command line's ``--import MODULE``). A Dask worker on another machine
-    needs the module importable there (installed, or in the same folder).
-    """
-    names = _env_modules()
-    folders = modules if isinstance(modules, Mapping) else dict.fromkeys(modules)
-    for module, folder in folders.items():
-        _import(module, folder)
-        if module not in names:
-            names.append(module)
-    os.environ[PLUGINS_ENV] = ",".join(names)
-
-
-def plugin_modules() -> dict[str, str]:
-    """The plug-in modules imported in this process (by :func:`import_plugins`, the command
-    line's ``--import``, or from ``LPSCHED_PLUGINS``), in import order, each with the folder
-    searched first for it (the current folder of its import).
-
-    The sweep engine passes them to its worker processes, which import them before their
-    first task (:func:`import_plugins`): a worker does not depend on inheriting
-    ``LPSCHED_PLUGINS`` (a ``forkserver`` started before the import keeps the environment of
-    its start) nor on the current folder. Source: ours.
-    """
-    return dict(_imported)
 
 
 def load_plugins(name: str | None = None) -> None:
@@ -380,7 +295,7 @@ def load_plugins(name: str | None = None) -> None:
     the first line of the function's docstring and the distribution's name and version.
     """
     errors: list[str] = []
-    for module in _env_modules():
+    for module in env_modules():
         try:
             _import(module)
         except PluginError as exc:

@@ -22,6 +22,7 @@ from lpsched.policies.online import effective_arrivals, online_fcfs, online_mcsf
 from lpsched.policies.registry import run_policy
 from lpsched.policies.sorted_f import phase1_batches
 from lpsched.schedule import Schedule, latency_stats
+from lpsched.timing import to_seconds
 
 
 def reference_online(inst: Instance, policy: str, replan_every: int | None = None) -> list[int]:
@@ -120,11 +121,16 @@ def test_effective_arrivals_hand_case():
 def test_latency_stats_hand_case():
     # o = [1, 2, 3, 4], M large, all start at arrival 0 -> latencies 1, 2, 3, 4
     inst = Instance.from_arrays([0, 0, 0, 0], [1, 2, 3, 4], 100)
-    st_ = latency_stats(Schedule(inst, [0, 0, 0, 0]), round_s=0.5)
+    sched = Schedule(inst, [0, 0, 0, 0])
+    st_ = latency_stats(sched)
     assert st_["mean_latency"] == 2.5 and st_["p50_latency"] == 2.5
     assert st_["p90_latency"] == pytest.approx(3.7) and st_["p99_latency"] == pytest.approx(3.97)
     assert st_["throughput"] == 1.0 and st_["token_throughput"] == 2.5
-    assert st_["mean_latency_s"] == 1.25 and st_["tel"] == 10 and st_["makespan"] == 4
+    assert st_["tel"] == 10 and st_["makespan"] == 4
+    # a fixed round of 0.5 s (the former round_s) is the time model linear with base_s alone
+    fixed = "linear:base_s=0.5,prefill_token_s=0,prefill_token2_s=0,decode_request_s=0,kv_token_s=0"
+    sec = to_seconds(sched, fixed).stats()
+    assert sec["mean_latency_s"] == 1.25 and sec["p99_latency_s"] == pytest.approx(0.5 * 3.97)
 
 
 def test_trace_arrivals_and_window(tmp_path):

@@ -2,6 +2,7 @@
 
 Installed, it is the policy ``lpf`` through the entry point ``lpf`` of the group
 ``lpsched.policies`` (``pyproject.toml``); ``lpsched run INSTANCE --policies lpf`` then runs it.
+It also brings a time model, ``fixed-round`` (group ``lpsched.time_models``).
 """
 
 from __future__ import annotations
@@ -26,3 +27,25 @@ def longest_prefill_first(instance) -> np.ndarray:
     Source: ours (a plug-in example, not a good policy).
     """
     return np.argsort(-instance.prefill, kind="stable")
+
+
+def fixed_round(prefill_tokens, decoding, kv_tokens, round_s=0.02):
+    """A fixed round: every round lasts round_s seconds, whatever its load.
+
+    Installed, it is the time model ``fixed-round`` through the entry point of the group
+    ``lpsched.time_models`` (``pyproject.toml``): ``lpsched run INSTANCE --time-model
+    fixed-round:round_s=0.05``.
+
+    Parameters
+    ----------
+    prefill_tokens, decoding, kv_tokens : ndarray of int, shape (T,)
+        The loads of the rounds (SPEC section 10; ignored).
+    round_s : float, default 0.02
+        Seconds of every round.
+
+    Returns
+    -------
+    ndarray of float, shape (T,)
+        Seconds.
+    """
+    return np.full(np.shape(prefill_tokens), float(round_s))

@@ -1,0 +1,338 @@
+"""The time-model registry: one name, one :class:`~lpsched.timing.model.TimeModel`.
+
+The command line (``--time-model NAME[:key=value,...]``), the Python API
+(:func:`~lpsched.timing.seconds.to_seconds` takes a name too) and the schedule files (which
+record a model by name and parameters) all go through :func:`parse_time_model` and
+:func:`time_model`. Built in: ``unit``, ``linear`` (:mod:`.builtin`) and the fitted profiles of
+``lpsched/data/time_profiles.json`` (:mod:`.profiles`, read on the first look-up of a name
+that is not registered, so that a malformed profiles file breaks only the look-ups that need
+it).
+
+Plug-ins reach the registry as plug-in policies reach theirs (:mod:`lpsched.policies.registry`):
+an installed package's entry point in the group ``lpsched.time_models`` (``NAME =
+"module:function"``, the entry point's name is the model name, the function a duration
+function as for :func:`register_time_model`), and the modules named in ``LPSCHED_PLUGINS``,
+which the command line's ``--import MODULE`` imports and sets (:mod:`lpsched.plugins`); both
+are loaded on the first look-up of a name that is not registered.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from typing import Any
+
+from ..plugins import PluginError, _loaded, env_modules, import_module
+from .builtin import LINEAR, UNIT
+from .model import TimeModel, TimeModelError, check_name
+from .profiles import read_profiles
+
+__all__ = [
+    "TIME_MODELS",
+    "ENTRY_POINT_GROUP",
+    "register_time_model",
+    "load_time_model_plugins",
+    "time_model_names",
+    "time_model",
+    "parse_time_model",
+    "parameters_of",
+]
+
+#: Registered time models by name: the built-ins first, then the profiles and plug-ins as they
+#: are loaded.
+TIME_MODELS: dict[str, TimeModel] = {UNIT.name: UNIT, LINEAR.name: LINEAR}
+_BUILTIN = frozenset(TIME_MODELS)
+#: Entry-point group of plug-in time models: ``NAME = "module:function"`` registers the
+#: duration function ``function`` (as for :func:`register_time_model`) as the model ``NAME``.
+ENTRY_POINT_GROUP = "lpsched.time_models"
+_PROFILES_LOADED = "profiles:" + ENTRY_POINT_GROUP
+
+
+def _load_profiles() -> None:
+    """Register the shipped profiles, once per process (a profile never replaces a model
+    registered before it: a plug-in of the same name wins, and the listing shows it)."""
+    if _PROFILES_LOADED in _loaded:
+        return
+    _loaded.add(_PROFILES_LOADED)
+    for model in read_profiles():
+        TIME_MODELS.setdefault(model.name, model)
+
+
+def parameters_of(function: Callable[..., Any]) -> dict[str, Any]:
+    """The parameters of a duration function, from its signature: every parameter after the
+    three loads, ``{name: default}``.
+
+    Raises
+    ------
+    TimeModelError
+        A parameter after the loads without a default, or fewer than three positional
+        parameters. Source: ours.
+    """
+    where = getattr(function, "__qualname__", repr(function))
+    try:
+        params = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature
+        return {}
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 3 and not any(p.kind == p.VAR_POSITIONAL for p in params):
+        raise TimeModelError(
+            f"duration function {where!r} must take the three loads (prefill_tokens, decoding, "
+            "kv_tokens) first"
+        )
+    out: dict[str, Any] = {}
+    for p in params[3:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is p.empty:
+            raise TimeModelError(
+                f"duration function {where!r}: parameter {p.name!r} needs a default (a number)"
+            )
+        out[p.name] = p.default
+    return out
+
+
+def register_time_model(
+    name: str,
+    function: Callable[..., Any],
+    summary: str = "",
+    parameters: Mapping[str, float] | None = None,
+    *,
+    docs: Mapping[str, str] | None = None,
+    check: Callable[[dict[str, float]], None] | None = None,
+    source: str = "",
+    replace: bool = False,
+) -> TimeModel:
+    """Register a time model at run time; ``--time-model NAME``, :func:`time_model` and
+    :func:`~lpsched.timing.seconds.to_seconds` then know its name (the command line through
+    ``--import MODULE`` or an entry point).
+
+    Parameters
+    ----------
+    name : str
+        Registry name: letters, digits, ``-``, ``_`` or ``.``, not already registered.
+    function : callable
+        ``function(prefill_tokens, decoding, kv_tokens, **parameters) -> array_like``: seconds
+        of each round, elementwise (SPEC section 10). The loads are int64 arrays of shape (T,):
+        ``P_t`` prompt tokens prefilled, ``D_t`` requests processed, ``K_t`` KV-cache tokens
+        held; the result has shape (T,) or is a scalar, and every duration must be positive
+        and finite (checked on every call).
+    summary : str
+        One line for ``lpsched time-models``; default the first line of the function's
+        docstring.
+    parameters : mapping of str to float, optional
+        Parameter names and default values; default the function's keyword parameters with
+        their defaults (:func:`parameters_of`).
+    docs : mapping of str to str, optional
+        What each parameter means, with its unit.
+    check : callable, optional
+        ``check(values)`` raising ``ValueError`` for values the model refuses.
+    source : str
+        Where the model comes from (shown by ``lpsched time-models --json``).
+    replace : bool, default False
+        Replace a model of this name registered earlier by ``register_time_model`` (re-running
+        a notebook cell); the built-in ``unit`` and ``linear`` are never replaced.
+
+    Returns
+    -------
+    TimeModel
+        The registered model, with the default parameter values.
+
+    Raises
+    ------
+    TimeModelError
+        A malformed or already registered name (``replace=True``: a built-in name), a function
+        that does not take the three loads, or a default value that is not a finite number.
+
+    Notes
+    -----
+    Source: ours (mirrors :func:`lpsched.policies.registry.register_policy`).
+    """
+    check_name(name)
+    if name in _BUILTIN:
+        raise TimeModelError(f"time model {name!r} is built in and cannot be registered again")
+    if name in TIME_MODELS and not replace:
+        raise TimeModelError(
+            f"time model {name!r} is already registered (register_time_model(..., "
+            "replace=True) replaces it)"
+        )
+    if not callable(function):
+        raise TimeModelError(f"time model {name!r}: function must be callable")
+    values = parameters_of(function) if parameters is None else dict(parameters)
+    if not summary:
+        doc = (inspect.getdoc(function) or "").splitlines()
+        summary = doc[0] if doc else getattr(function, "__qualname__", name)
+    model = TimeModel(
+        name,
+        function,
+        summary,
+        tuple(values.items()),
+        tuple(dict(docs or {}).items()),
+        check,
+        source
+        or f"plug-in {getattr(function, '__module__', '?')}."
+        f"{getattr(function, '__qualname__', '?')}",
+    )
+    TIME_MODELS[name] = model
+    return model
+
+
+def load_time_model_plugins(name: str | None = None) -> None:
+    """Register the plug-in time models: import the modules of ``LPSCHED_PLUGINS``, then load
+    the entry points of the group ``lpsched.time_models`` (those named ``name``, or all); each
+    module and entry point once per process.
+
+    Parameters
+    ----------
+    name : str, optional
+        Load only the entry points of this name (a model name looked up and not registered).
+
+    Raises
+    ------
+    PluginError
+        Naming the entry point (``NAME = module:function``) and its distribution, with the
+        error; every other plug-in is still registered, and with several failures the message
+        lists them all, one per line.
+
+    Notes
+    -----
+    Source: ours (mirrors :func:`lpsched.policies.registry.load_plugins`).
+    """
+    errors: list[str] = []
+    for module in env_modules():
+        try:
+            import_module(module)
+        except PluginError as exc:
+            errors.append(str(exc))
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        key = f"{ENTRY_POINT_GROUP}:{ep.name}"
+        if (name is not None and ep.name != name) or key in _loaded:
+            continue
+        _loaded.add(key)
+        dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown"
+        try:
+            function = ep.load()
+            if not callable(function):
+                raise TypeError(f"{type(function).__name__} object is not callable")
+            doc = (inspect.getdoc(function) or "").splitlines()
+            register_time_model(
+                ep.name,
+                function,
+                f"{doc[0] if doc else ep.value} [plug-in {dist}]",
+                source=f"entry point {ep.name} = {ep.value} ({dist})",
+            )
+        except Exception as exc:
+            errors.append(
+                f"plug-in time model entry point '{ep.name} = {ep.value}' (group "
+                f"{ENTRY_POINT_GROUP}, distribution {dist}): {type(exc).__name__}: {exc}"
+            )
+    if errors:
+        raise PluginError("\n".join(errors))
+
+
+def time_model_names() -> list[str]:
+    """Names of all registered time models, profiles included, in registry order.
+
+    Raises
+    ------
+    TimeModelError
+        The shipped profiles file is malformed (:func:`~.profiles.read_profiles`).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    _load_profiles()
+    return list(TIME_MODELS)
+
+
+def time_model(name: str, **parameters: Any) -> TimeModel:
+    """The registered model ``name``, with some parameters replaced.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (the profiles and plug-ins are loaded on a miss).
+    **parameters : float
+        Parameter values replacing the model's defaults.
+
+    Returns
+    -------
+    TimeModel
+
+    Raises
+    ------
+    KeyError
+        An unknown name (the message lists the registered names).
+    TimeModelError
+        An unknown parameter or a value the model refuses.
+    PluginError
+        A plug-in of this name that fails to load.
+
+    Notes
+    -----
+    Source: ours (mirrors :func:`lpsched.policies.registry.parse_policy`).
+    """
+    if name not in TIME_MODELS:
+        _load_profiles()
+    if isinstance(name, str) and name not in TIME_MODELS:
+        load_time_model_plugins(name)
+    if name not in TIME_MODELS:
+        raise KeyError(
+            f"unknown time model {name!r}; registered: {', '.join(TIME_MODELS)} ('lpsched "
+            "time-models' lists them; --import MODULE brings your own)"
+        )
+    model = TIME_MODELS[name]
+    return model.with_parameters(**parameters) if parameters else model
+
+
+def parse_time_model(spec: str | TimeModel) -> TimeModel:
+    """A time model from its command-line form ``NAME`` or ``NAME:key=value,key=value``.
+
+    Parameters
+    ----------
+    spec : str or TimeModel
+        ``"linear:base_s=0.02,prefill_token_s=2e-4"``; a ``TimeModel`` is returned as it is.
+
+    Returns
+    -------
+    TimeModel
+
+    Raises
+    ------
+    KeyError
+        An unknown name (the message lists the registered names).
+    TimeModelError
+        A malformed parameter list (not ``key=value`` pairs, a key given twice, a value that is
+        not a number), an unknown parameter or a value the model refuses.
+    PluginError
+        A plug-in of this name that fails to load.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    if isinstance(spec, TimeModel):
+        return spec
+    if not isinstance(spec, str):
+        raise TimeModelError(f"a time model is a name or NAME:key=value,..., got {spec!r}")
+    name, colon, rest = spec.strip().partition(":")
+    name = name.strip()
+    values: dict[str, float] = {}
+    if colon:
+        for item in rest.split(","):
+            key, eq, text = item.partition("=")
+            key, text = key.strip(), text.strip()
+            if not eq or not key or not text:
+                raise TimeModelError(
+                    f"time model {spec!r}: expected key=value pairs after ':', got {item.strip()!r}"
+                )
+            if key in values:
+                raise TimeModelError(f"time model {name!r}: parameter {key!r} given twice")
+            try:
+                values[key] = float(text)
+            except ValueError:
+                raise TimeModelError(
+                    f"time model {name!r}: parameter {key!r} must be a number, got {text!r}"
+                ) from None
+    return time_model(name, **values)
