@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
+from lpsched import plugins
 from lpsched.executor import execute
 from lpsched.instance import Instance
 from lpsched.policies import registry
@@ -149,7 +150,7 @@ def own_policy(tmp_path, monkeypatch):
     policies, loaded, imported = (
         dict(registry.POLICIES),
         set(registry._loaded),
-        dict(getattr(registry, "_imported", {})),
+        dict(plugins._imported),
     )
     monkeypatch.setenv(registry.PLUGINS_ENV, "")
     monkeypatch.setattr(sys, "path", [*sys.path])
@@ -160,9 +161,8 @@ def own_policy(tmp_path, monkeypatch):
     registry.POLICIES.update(policies)
     registry._loaded.clear()
     registry._loaded.update(loaded)
-    if hasattr(registry, "_imported"):
-        registry._imported.clear()
-        registry._imported.update(imported)
+    plugins._imported.clear()
+    plugins._imported.update(imported)
     sys.modules.pop(plugin.module, None)
 
 

@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 from reference.shipped import MIX10
 
+from lpsched import plugins
 from lpsched.cli import main
 from lpsched.executor import execute
 from lpsched.generators.workloads import generate
@@ -62,7 +63,7 @@ def _run(args, cwd, env_extra=None):
 @pytest.fixture
 def clean_registry(monkeypatch):
     """Undo the policies, tried plug-ins, ``sys.path`` and ``LPSCHED_PLUGINS`` a test leaves."""
-    policies, loaded, imported = dict(POLICIES), set(registry._loaded), dict(registry._imported)
+    policies, loaded, imported = dict(POLICIES), set(registry._loaded), dict(plugins._imported)
     monkeypatch.setenv(registry.PLUGINS_ENV, "")  # restored (or removed) afterwards
     monkeypatch.setattr(sys, "path", [*sys.path])
     yield
@@ -70,8 +71,8 @@ def clean_registry(monkeypatch):
     POLICIES.update(policies)
     registry._loaded.clear()
     registry._loaded.update(loaded)
-    registry._imported.clear()
-    registry._imported.update(imported)
+    plugins._imported.clear()
+    plugins._imported.update(imported)
 
 
 @pytest.fixture(scope="module")
