@@ -35,8 +35,11 @@ best improvement while ``F_s`` falls strictly, the same tie rules. Under ``unit`
 comparison of ``F_s`` is the comparison of ``F`` (``rho = 1.0`` exactly, and ``sum o / k^2``
 rounded to float64 keeps the order of the exact rationals while ``sum o`` and ``k`` stay below
 about ``2^20``), so the batches, the list and the schedule are those of Sorted-F with
-``solver="swap"``. Each pass evaluates the model once on every candidate of a neighbourhood
-(``O(k (r - k))``, vectorised).
+``solver="swap"``. Each pass evaluates the model once on the candidates of each neighbourhood,
+vectorised: all ``O(k (r - k))`` swaps for a general model; for a ``linear`` one (the fitted
+profiles), where ``F_s`` at a fixed ``|X|`` is affine in ``(sum o, A, sum pi)``, only the
+swaps that can be best, found in ``O((k + r) log k)`` (:func:`_swap_grid`), with the same moves.
+At n = 2000 (``paper-mix``, M = 16,492) that is about 0.7 s, against 0.2 s for Sorted-F.
 
 **What it does not change.** Phase 2 is the executor of every list policy, and the schedule is
 still in rounds; the time model enters only the choice of the batches. The MIP, the LP and
@@ -50,6 +53,7 @@ import numpy as np
 
 from ..instance import Instance
 from ..timing import TimeModel, parse_time_model
+from ..timing.builtin import linear
 from .sorted_f import _batches_by_selection, _greedy_fill
 
 __all__ = ["DEFAULT_TIME_MODEL", "batch_seconds_ratio", "select_seconds", "sorted_f_seconds_order"]
@@ -160,6 +164,65 @@ def select_seconds(
     return np.flatnonzero(best[2])
 
 
+def _affine(model: TimeModel) -> tuple[float, float, float] | None:
+    """``(base_s, decode_request_s, kv_token_s)`` when ``model`` is :func:`~lpsched.timing.
+    builtin.linear` (a fitted profile, ``linear``), else None. For such a model, at a fixed
+    ``k``, ``F_s = alpha sum o + beta A + gamma sum pi`` with ``alpha = (base_s +
+    decode_request_s k) / k^2``, ``beta = kv_token_s / k``, ``gamma = 1 / k``."""
+    if model.function is not linear:
+        return None
+    c = model.values
+    return c["base_s"], c["decode_request_s"], c["kv_token_s"]
+
+
+#: Relative slack of the swap pre-selection (:func:`_swap_grid`): far above the float64 error
+#: of the affine form, so that every swap the exact ``F_s`` could prefer is kept.
+_SLACK = 1e-7
+
+
+def _swap_grid(
+    affine: tuple[float, float, float] | None,
+    o: np.ndarray,
+    z: np.ndarray,
+    area: np.ndarray,
+    pi: np.ndarray,
+    xi: np.ndarray,
+    yj: np.ndarray,
+    free: int,
+    k: int,
+    cur: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (positions in ``xi``) and columns (in ``yj``), ascending, of the swap grid to
+    evaluate exactly: for a general model every row and the columns that fit for some row; for
+    an affine one (:func:`_affine`) only
+    those that can hold a best swap. There ``F_s`` of the swap ``i -> j`` is ``F_s(X) + u_j -
+    u_i`` with ``u = alpha o + beta a + gamma pi``; for each ``j`` the best feasible ``i`` (``z_i
+    >= z_j - free``) is a suffix maximum of ``u`` over the batch sorted by ``z``, which gives
+    the least value ``m`` in ``O((k + r) log k)``; the columns within a slack of ``m``, and the
+    rows that could reach it with one of them, are kept. The exact evaluation of this sub-grid
+    then picks what the whole grid would (the rows and columns keep their order)."""
+    if affine is None:
+        ok = (z[yj][None, :] - z[xi][:, None]) <= free
+        return np.arange(xi.size), np.flatnonzero(ok.any(axis=0))  # j that fit for some i
+    base, per_request, per_kv = affine
+    u = ((base + per_request * k) / (k * k)) * o + (per_kv / k) * area + pi / k
+    ux, uy = u[xi], u[yj]
+    by_z = np.argsort(z[xi], kind="stable")
+    zs = z[xi][by_z]
+    best_in = np.maximum.accumulate(ux[by_z][::-1])[::-1]  # max u over zs[q:]
+    at = np.searchsorted(zs, z[yj] - free, side="left")
+    fits = at < xi.size
+    if not fits.any():
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    val = np.full(yj.size, np.inf)
+    val[fits] = uy[fits] - best_in[at[fits]]
+    least = float(val.min())
+    slack = _SLACK * (abs(least) + abs(cur) + float(np.abs(u).max()))
+    cols = np.flatnonzero(val <= least + slack)
+    rows = np.flatnonzero(ux >= float(uy[cols].min()) - least - slack)
+    return rows, cols
+
+
 def _search(
     model: TimeModel,
     o: np.ndarray,
@@ -172,6 +235,7 @@ def _search(
     """Best-improvement add / remove / swap search on ``F_s`` from the feasible mask ``inx``;
     the local minimum and its ``F_s``. Mirrors ``sorted_f._local_search`` move for move."""
     inx = inx.copy()
+    affine = _affine(model)
     used = int(z[inx].sum())
     num, k, a, p = int(o[inx].sum()), int(inx.sum()), int(area[inx].sum()), float(pi[inx].sum())
     cur = float(_ratio(model, np.array([num]), np.array([k]), np.array([a]), np.array([p]))[0])
@@ -193,21 +257,21 @@ def _search(
             if best is None or v[i] < best[0]:
                 best = (float(v[i]), "remove", int(xi[i]), -1)
         if yj.size and k:
-            ok = (z[yj][None, :] - z[xi][:, None]) <= free
-            cols = np.flatnonzero(ok.any(axis=0))  # the requests that fit for some swap
-            if cols.size:
-                ok, jj = ok[:, cols], yj[cols]
+            rows, cols = _swap_grid(affine, o, z, area, pi, xi, yj, free, k, cur)
+            if rows.size and cols.size:
+                ii, jj = xi[rows], yj[cols]
+                ok = (z[jj][None, :] - z[ii][:, None]) <= free
                 v = _ratio(
                     model,
-                    (num + o[jj])[None, :] - o[xi][:, None],
+                    (num + o[jj])[None, :] - o[ii][:, None],
                     np.full(ok.shape, k),
-                    (a + area[jj])[None, :] - area[xi][:, None],
-                    (p + pi[jj])[None, :] - pi[xi][:, None],
+                    (a + area[jj])[None, :] - area[ii][:, None],
+                    (p + pi[jj])[None, :] - pi[ii][:, None],
                 )
                 v[~ok] = np.inf
                 r, c = np.unravel_index(int(np.argmin(v)), v.shape)
                 if v[r, c] < cur and (best is None or v[r, c] < best[0]):
-                    best = (float(v[r, c]), "swap", int(xi[r]), int(jj[c]))
+                    best = (float(v[r, c]), "swap", int(ii[r]), int(jj[c]))
         if best is None or not best[0] < cur:
             return inx, cur
         value, move, i, j = best

@@ -402,7 +402,8 @@ def seconds_tables(
         side.append(row)
     headers = ["ratio of mean latency", "rounds", "seconds"]
     text += f"\n\n{first}, {len(seeds)} seed(s): rounds beside seconds\n\n"
-    text += markdown_table(side, headers + (["paper (rounds)"] if paper is not None else []))
+    headers += ["paper (rounds)"] if paper is not None else []
+    text += markdown_table(side, headers, numparse=False)
     figs = []
     for pol in dict.fromkeys(r["policy"] for r in mine):
         row = {"policy": pol}
@@ -411,7 +412,7 @@ def seconds_tables(
             row[head] = format(float(np.mean(vals)), fmt) if vals else "-"
         figs.append(row)
     text += f"\n\n{first}: each policy's figures, means over the seeds\n\n"
-    text += markdown_table(figs, ["policy", *(h for h, _, _ in _FIGURES)])
+    text += markdown_table(figs, ["policy", *(h for h, _, _ in _FIGURES)], numparse=False)
     return text
 
 
