@@ -15,9 +15,13 @@ N-weighted mean round durations. Under a ``linear`` profile dbar_N splits into i
 prefill, prefill squared, decode, KV), which this script prints per policy, with the load of the
 rounds (``lpsched.timing.round_loads``): where the time goes, and when.
 
-Run (about 2 minutes on 2 cores; ``sorted-f-seconds`` takes about 10 s an instance)::
+``--ablation`` instead plans ``sorted-f-seconds`` under the first model with some of its terms
+set to 0 and reads every schedule under the full model: which term of ``F_s`` does the work.
+
+Run (about a minute each on 2 cores)::
 
     python3 scripts/headline_seconds_breakdown.py    # the tables of docs/results/headline.md
+    python3 scripts/headline_seconds_breakdown.py --ablation
     python3 scripts/headline_seconds_breakdown.py --seeds 0 --models llama2-7b-a100x1
 
 Source: ours; the workload is the headline's ``paper-mix`` at n = 2000, M = 16,492.
@@ -87,12 +91,51 @@ def breakdown(inst, sched, model) -> dict[str, float]:
     return out
 
 
+#: The planning models of ``--ablation``: terms of the model set to 0 (none: the model itself).
+ABLATIONS = {
+    "all terms": (),
+    "no prefill terms": ("prefill_token_s", "prefill_token2_s"),
+    "no P^2 term": ("prefill_token2_s",),
+    "no decode and KV terms": ("decode_request_s", "kv_token_s"),
+}
+
+
+def ablation(spec: str, seeds: list[int], n: int) -> None:
+    """Print ``sorted-f-seconds`` planned under ``spec`` without some terms, as ratios to
+    Sorted-F in mean latency, in seconds under the full ``spec`` and in rounds."""
+    model = parse_time_model(spec)
+    rows = []
+    for label, zero in ABLATIONS.items():
+        plan = model.with_parameters(**dict.fromkeys(zero, 0.0))
+        sec, rnd = [], []
+        for seed in seeds:
+            inst = generate(PAPER_WORKLOAD, n, PAPER_MEMORY, seed=seed)
+            ref = run_policy(inst, "sorted-f", solver="swap")
+            mine = run_policy(inst, "sorted-f-seconds", time_model=plan).check()
+            sec.append(to_seconds(mine, model).tel_s / to_seconds(ref, model).tel_s)
+            rnd.append(mine.tel / ref.tel)
+        rows.append(
+            {
+                "planned under": label,
+                "seconds / Sorted-F": f"{np.mean(sec):.3f} ({min(sec):.3f}-{max(sec):.3f})",
+                "rounds / Sorted-F": f"{np.mean(rnd):.3f} ({min(rnd):.3f}-{max(rnd):.3f})",
+            }
+        )
+    print(f"\nsorted-f-seconds planned under {spec} with terms set to 0, read under {spec}")
+    print(f"({PAPER_WORKLOAD}, n = {n}, seeds {seeds})\n")
+    print(markdown_table(rows, list(rows[0]), numparse=False))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     ap.add_argument("--models", nargs="+", default=["llama2-70b-a100x2", "llama2-7b-a100x1"])
     ap.add_argument("--n", type=int, default=PAPER_N)
+    ap.add_argument("--ablation", action="store_true", help="the ablation of F_s's terms")
     args = ap.parse_args()
+    if args.ablation:
+        ablation(args.models[0], args.seeds, args.n)
+        return
     for spec in args.models:
         model = parse_time_model(spec)
         if set(model.values) != set(TERMS):
