@@ -230,7 +230,14 @@ def policy_comparison(
         COMPARISON_FIELDS + (SECONDS_FIELDS if model is not None else []),
         ["source", "memory", "seed", "policy"],
         tasks,
-        partial(_compare, n=n, solver=solver, trace_dir=tdir, options=options, model=model),
+        partial(
+            _compare,
+            n=n,
+            solver=solver,
+            trace_dir=tdir,
+            options=options,
+            model=None if model is None else model.spec,  # a worker reads it back
+        ),
         params={
             "n": n,
             "solver": solver,
@@ -252,10 +259,11 @@ def _compare(
     solver: str,
     trace_dir: Path | None,
     options: Mapping[str, Any] | None = None,
-    model: TimeModel | None = None,
+    model: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The rows of one (source, M, seed): every missing policy on one instance (with
-    ``model``, also the schedule's figures in seconds)."""
+    ``model``, a time-model spec, also the schedule's figures in seconds)."""
+    tm = None if model is None else parse_time_model(model)
     inst = _comparison_instance(params["source"], params["seed"], n, params["memory"], trace_dir)
     for key in missing:
         sched = run_policy(inst, key["policy"], **(options or {}), solver=solver).check()
@@ -266,8 +274,8 @@ def _compare(
             "mean_latency": sched.mean_latency,
             "runtime_s": sched.info["runtime_s"],
         }
-        if model is not None:
-            stats = to_seconds(sched, model).stats()
+        if tm is not None:
+            stats = to_seconds(sched, tm).stats()
             row.update({f: stats[f] for f in SECONDS_FIELDS})
             if row["mean_tpot_s"] is None:  # every o_i = 1
                 row["mean_tpot_s"] = ""
