@@ -2,6 +2,8 @@
 
 * :mod:`.baselines` -- FCFS, MC-SF and size-based priority;
 * :mod:`.sorted_f` -- Sorted-F Phase 1 (``dp``, ``swap``, ``quantile``);
+* :mod:`.sorted_f_seconds` -- Sorted-F whose Phase 1 weighs each batch by its seconds per round
+  under a time model (ours);
 * :mod:`.sorted_lp` -- Sorted-LP, ordered by the LP relaxation (it uses :mod:`lpsched.solvers`);
 * :mod:`.planners`, :mod:`.online`, :mod:`.amin` -- re-planning, online arrivals, unknown
   decode lengths (A_max, A_min, Sorted-F+Amin);

@@ -54,6 +54,7 @@ from .amin import amax, amin, sorted_f_amin
 from .baselines import fcfs_order, mcsf_order, size_order
 from .online import online_fcfs, online_mcsf, online_sorted_f
 from .sorted_f import sorted_f_order
+from .sorted_f_seconds import sorted_f_seconds_order
 from .sorted_lp import sorted_lp_order
 from .vllm import vllm, vllm_sf
 
@@ -138,6 +139,13 @@ POLICIES: dict[str, Policy] = {
             sorted_lp_order,
             "Sorted-LP: by the LP relaxation's fractional completion time, then o_i",
             ("horizon", "max_nonzeros"),
+        ),
+        list_policy(
+            "sorted-f-seconds",
+            sorted_f_seconds_order,
+            "Sorted-F in seconds: batches minimising F(X) x their mean seconds per round under "
+            "a time model (ours)",
+            ("time_model",),
         ),
     )
 }

@@ -18,9 +18,17 @@ from ..io import WriteError, atomic_write_text
 __all__ = ["markdown_table", "mean_by", "write_report"]
 
 
-def markdown_table(rows: Sequence[Mapping[str, Any]], headers: Sequence[str]) -> str:
-    """A GitHub-flavoured Markdown table of ``rows`` (columns ``headers``)."""
-    return tabulate([[r[h] for h in headers] for r in rows], headers=headers, tablefmt="github")
+def markdown_table(
+    rows: Sequence[Mapping[str, Any]], headers: Sequence[str], *, numparse: bool = True
+) -> str:
+    """A GitHub-flavoured Markdown table of ``rows`` (columns ``headers``); ``numparse=False``
+    keeps cells that look like numbers as they are written (``"1.00"`` stays ``1.00``)."""
+    return tabulate(
+        [[r[h] for h in headers] for r in rows],
+        headers=headers,
+        tablefmt="github",
+        disable_numparse=not numparse,
+    )
 
 
 def write_report(out_dir: str | os.PathLike[str], name: str, text: str) -> str:

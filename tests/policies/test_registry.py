@@ -130,6 +130,7 @@ def test_builtin_options_are_the_keywords_their_functions_take(name):
         "size": size_order,
         "sorted-f": registry.sorted_f_order,
         "sorted-lp": registry.sorted_lp_order,
+        "sorted-f-seconds": registry.sorted_f_seconds_order,
     }
     fn = lists.get(name, POLICIES[name].run)
     params = list(inspect.signature(fn).parameters.values())[1:]  # after the instance

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from lpsched.generators.workloads import generate
-from lpsched.policies.registry import PolicySelectionError, import_plugins
+from lpsched.policies.registry import PolicySelectionError, import_plugins, run_policy
 from lpsched.research.reproductions import headline as hl
 from lpsched.research.reproductions.headline import run as headline
+from lpsched.timing import TimeModelError
 
 
 def _rows(path):
@@ -87,3 +88,112 @@ def test_an_added_policy_is_a_row_and_its_options_reach_only_it(own_policy, tmp_
     assert f"{lat[own_policy.name] / lat['sorted-f']:.2f}" in line
     with pytest.raises(PolicySelectionError, match="keep sorted-f"):
         headline(tmp_path / "x", policies=["fcfs", own_policy.name], progress=False)
+
+
+# --------------------------------------------------------------------------- in seconds (issue 23)
+
+HEADER = [*hl.COMPARISON_FIELDS, "params", "lpsched", "commit", "solvers"]
+
+
+def _header(path):
+    with path.open() as fh:
+        return next(csv.reader(fh))
+
+
+def test_without_a_time_model_files_columns_and_parameters_are_unchanged(tmp_path):
+    table = headline(
+        tmp_path, seeds=[0], n=40, policies=["fcfs", "sorted-f"], progress=False, sensitivity=False
+    )
+    assert _header(tmp_path / "headline.csv") == HEADER
+    assert not (tmp_path / "headline-seconds.csv").exists()
+    assert all('"time_model"' not in r["params"] for r in _rows(tmp_path / "headline.csv"))
+    assert "In seconds" not in table
+
+
+def test_under_unit_the_seconds_rows_are_the_round_figures(tmp_path):
+    """SPEC section 10: ``unit`` gives back every round figure (TEL, mean and p99 latency,
+    TTFT, TPOT, tokens per round), and the seconds table the rounds ratios."""
+    pols = ["fcfs", "mcsf", "sorted-f", "vllm"]
+    table = headline(
+        tmp_path,
+        seeds=[0],
+        n=60,
+        policies=pols,
+        progress=False,
+        sensitivity=False,
+        time_model="unit",
+    )
+    assert not (tmp_path / "headline.csv").exists()
+    assert _header(tmp_path / "headline-seconds.csv") == [
+        *hl.COMPARISON_FIELDS,
+        *hl.SECONDS_FIELDS,
+        "params",
+        "lpsched",
+        "commit",
+        "solvers",
+    ]
+    rows = _rows(tmp_path / "headline-seconds.csv")
+    assert len(rows) == len(pols) * len(hl.HEADLINE_SOURCES)
+    inst = generate("paper-mix", 60, hl.PAPER_MEMORY, seed=0)
+    for r in rows:
+        assert '"time_model":{"name":"unit","parameters":{}}' in r["params"]
+        assert float(r["tel_s"]) == pytest.approx(int(r["tel"]), rel=1e-5)
+        assert float(r["mean_latency_s"]) == pytest.approx(float(r["mean_latency"]), rel=1e-5)
+        if r["source"] != "paper-mix":
+            continue
+        sched = run_policy(inst, r["policy"], solver="swap")
+        lat = sched.completion - inst.arrival
+        ttft = sched.start + 1 - inst.arrival
+        multi = inst.decode > 1
+        tpot = (sched.completion - sched.start - 1)[multi] / (inst.decode[multi] - 1)
+        span = sched.makespan - inst.arrival.min()
+        assert float(r["p99_latency_s"]) == pytest.approx(np.percentile(lat, 99), rel=1e-5)
+        assert float(r["mean_ttft_s"]) == pytest.approx(ttft.mean(), rel=1e-5)
+        assert float(r["mean_tpot_s"]) == pytest.approx(tpot.mean(), rel=1e-5)
+        assert float(r["throughput_tokens_s"]) == pytest.approx(inst.decode.sum() / span, rel=1e-5)
+    assert "### In seconds: time model unit" in table
+    side = table[table.index("rounds beside seconds") :]
+    for label in ("FCFS / Sorted-F", "MC-SF / Sorted-F", "vllm / Sorted-F"):
+        line = next(ln for ln in side.splitlines() if ln.startswith(f"| {label} "))
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        assert cells[1] == cells[2]  # rounds == seconds
+
+
+def test_the_seconds_table_is_the_rows_and_another_model_recomputes(tmp_path, capsys):
+    opts = dict(seeds=[0, 1], n=40, policies=["fcfs", "mcsf", "sorted-f"], sensitivity=False)
+    table = headline(tmp_path, progress=False, time_model="llama2-70b-a100x2", **opts)
+    path = tmp_path / "headline-seconds.csv"
+    rows = _rows(path)
+    lat = {(r["source"], r["seed"], r["policy"]): float(r["mean_latency_s"]) for r in rows}
+    for num, label in (("fcfs", "FCFS / Sorted-F"), ("mcsf", "MC-SF / Sorted-F")):
+        want = [lat[("paper-mix", s, num)] / lat[("paper-mix", s, "sorted-f")] for s in "01"]
+        sec = table[table.index("### In seconds") :]
+        line = next(ln for ln in sec.splitlines() if ln.startswith(f"| {label} "))
+        assert line.split("|")[2].strip().startswith(f"{np.mean(want):.2f} (")  # per source
+        side = sec[sec.index("rounds beside seconds") :]
+        line = next(ln for ln in side.splitlines() if ln.startswith(f"| {label} "))
+        assert line.split("|")[3].strip() == f"{np.mean(want):.2f}"
+    assert all(float(r["mean_latency_s"]) < float(r["mean_latency"]) for r in rows)  # < 1 s a round
+    capsys.readouterr()
+    headline(tmp_path, progress=False, time_model="llama2-70b-a100x2", **opts)  # resumed
+    assert len(_rows(path)) == len(rows) and "other parameters" not in capsys.readouterr().err
+    again = headline(tmp_path, progress=False, time_model="llama2-7b-a100x1", **opts)
+    assert "other parameters" in capsys.readouterr().err  # the 70B rows are not reused
+    fresh = _rows(path)[len(rows) :]
+    assert len(fresh) == len(rows)
+    assert all('"llama2-7b-a100x1"' in r["params"] for r in fresh)
+    assert [r["tel"] for r in fresh] == [r["tel"] for r in rows]  # the same schedules
+    assert "time model llama2-7b-a100x1" in again
+    # the same model written with its parameters is the same model: reused
+    capsys.readouterr()
+    spec = "llama2-7b-a100x1:base_s=0.00880417"
+    headline(tmp_path, progress=False, time_model=spec, **opts)
+    assert len(_rows(path)) == 2 * len(rows)
+
+
+def test_an_unknown_time_model_fails_before_any_run(tmp_path):
+    with pytest.raises(KeyError, match="unknown time model"):
+        headline(tmp_path, n=20, seeds=[0], progress=False, time_model="nope")
+    with pytest.raises(TimeModelError, match="no parameter 'x'"):
+        headline(tmp_path, n=20, seeds=[0], progress=False, time_model="unit:x=1")
+    assert not any(tmp_path.glob("*.csv"))

@@ -12,6 +12,12 @@ serve the ``sensitivity`` reproduction too.
 every ratio): a policy beyond :data:`HEADLINE_POLICIES` (a plug-in) gets the row ``NAME /
 Sorted-F`` (``NAME+backfill / Sorted-F+backfill``); ``policy_options`` passes keyword options
 to the policies that declare them. The sensitivity tables keep their three policies.
+
+``time_model`` (a registry spec such as ``llama2-70b-a100x2``, SPEC section 10) reads every
+schedule of the main table in seconds as well: its rows (``headline-seconds.csv``) add the
+figures of :data:`SECONDS_FIELDS`, and the report a table of the ratios in seconds beside those
+in rounds (:func:`seconds_tables`). The schedules are the same: every policy still decides in
+rounds.
 """
 
 from __future__ import annotations
@@ -45,12 +51,14 @@ from ...policies.registry import (
 )
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
 from ...sweeps.tables import markdown_table, write_report
+from ...timing import TimeModel, parse_time_model, to_seconds
 
 __all__ = [
     "NAME",
     "DESCRIPTION",
     "HEADLINE_POLICIES",
     "HEADLINE_RATIOS",
+    "SECONDS_FIELDS",
     "TRACE_FILES",
     "HEADLINE_SOURCES",
     "SHAPE_PREFILL_SIGMAS",
@@ -61,6 +69,7 @@ __all__ = [
     "policy_comparison",
     "headline_ratios",
     "ratio_table",
+    "seconds_tables",
     "run",
 ]
 
@@ -81,6 +90,16 @@ HEADLINE_POLICIES = (
     "vllm-sf",
 )
 COMPARISON_FIELDS = ["source", "memory", "seed", "n", "policy", "tel", "mean_latency", "runtime_s"]
+#: The columns a comparison under a time model adds (seconds; SPEC section 10,
+#: :meth:`lpsched.timing.ScheduleSeconds.stats`); ``mean_tpot_s`` is empty when every o_i = 1.
+SECONDS_FIELDS = [
+    "tel_s",
+    "mean_latency_s",
+    "p99_latency_s",
+    "mean_ttft_s",
+    "mean_tpot_s",
+    "throughput_tokens_s",
+]
 HEADLINE_RATIOS = (
     ("FCFS / Sorted-F", "fcfs", "sorted-f"),
     ("MC-SF / Sorted-F", "mcsf", "sorted-f"),
@@ -127,6 +146,7 @@ def policy_comparison(
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "swap",
     policy_options: Mapping[str, Any] | None = None,
+    time_model: str | TimeModel | None = None,
     **engine: Any,
 ) -> list[dict[str, str]]:
     """Mean latency of ``policies`` on every (source, M, seed); one CSV row per policy run.
@@ -154,6 +174,12 @@ def policy_comparison(
     policy_options : mapping, optional
         Keyword options for the policies that declare them (not ``solver``); part of every
         row's parameters when given.
+    time_model : str or TimeModel, optional
+        Read every schedule in seconds under this model too (a registry spec,
+        :func:`~lpsched.timing.parse_time_model`): the rows gain :data:`SECONDS_FIELDS`, and
+        the model's name and parameter values are part of every row's parameters (a resume
+        under another model recomputes). Without it the columns and parameters are those of
+        :data:`COMPARISON_FIELDS` alone, as before.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``).
@@ -163,7 +189,15 @@ def policy_comparison(
     list of dict
         The rows of these sources, budgets, seeds and policies. Every schedule is checked by
         the independent feasibility check.
+
+    Raises
+    ------
+    KeyError
+        An unknown policy or time-model name.
+    TimeModelError
+        A malformed time-model spec (before any run).
     """
+    model = None if time_model is None else parse_time_model(time_model)
     options = dict(policy_options or {})
     check_policy_options(list(policies), options, RESERVED_OPTIONS)
     tdir = None
@@ -183,19 +217,35 @@ def policy_comparison(
         for memory in memories
         for seed in seeds
     ]
+    types: dict[str, Any] = {
+        "n": int,
+        "tel": int,
+        "mean_latency": finite_float,
+        "runtime_s": seconds,
+    }
+    if model is not None:
+        types.update({f: _positive for f in SECONDS_FIELDS} | {"mean_tpot_s": _optional_positive})
     sweep = Sweep(
         name,
-        COMPARISON_FIELDS,
+        COMPARISON_FIELDS + (SECONDS_FIELDS if model is not None else []),
         ["source", "memory", "seed", "policy"],
         tasks,
-        partial(_compare, n=n, solver=solver, trace_dir=tdir, options=options),
+        partial(
+            _compare,
+            n=n,
+            solver=solver,
+            trace_dir=tdir,
+            options=options,
+            model=None if model is None else model.spec,  # a worker reads it back
+        ),
         params={
             "n": n,
             "solver": solver,
             "traces": trace_identity(tdir, TRACE_FILES.values()),
             **({"policy_options": options} if options else {}),
+            **({"time_model": model.to_dict()} if model is not None else {}),
         },
-        types={"n": int, "tel": int, "mean_latency": finite_float, "runtime_s": seconds},
+        types=types,
         check=partial(_check_row, n=n),
     )
     return run_sweep(sweep, out_dir, **engine)
@@ -209,18 +259,40 @@ def _compare(
     solver: str,
     trace_dir: Path | None,
     options: Mapping[str, Any] | None = None,
+    model: str | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """The rows of one (source, M, seed): every missing policy on one instance."""
+    """The rows of one (source, M, seed): every missing policy on one instance (with
+    ``model``, a time-model spec, also the schedule's figures in seconds)."""
+    tm = None if model is None else parse_time_model(model)
     inst = _comparison_instance(params["source"], params["seed"], n, params["memory"], trace_dir)
     for key in missing:
         sched = run_policy(inst, key["policy"], **(options or {}), solver=solver).check()
-        yield {
+        row = {
             **key,
             "n": n,
             "tel": sched.tel,
             "mean_latency": sched.mean_latency,
             "runtime_s": sched.info["runtime_s"],
         }
+        if tm is not None:
+            stats = to_seconds(sched, tm).stats()
+            row.update({f: stats[f] for f in SECONDS_FIELDS})
+            if row["mean_tpot_s"] is None:  # every o_i = 1
+                row["mean_tpot_s"] = ""
+        yield row
+
+
+def _positive(text: str) -> float:
+    """A CSV cell of seconds read back: a finite float > 0 (every round lasts > 0 s)."""
+    value = finite_float(text)
+    if not value > 0:
+        raise ValueError(f"not positive: {text!r}")
+    return value
+
+
+def _optional_positive(text: str) -> float | None:
+    """``mean_tpot_s`` read back: empty (every o_i = 1) or a finite float > 0."""
+    return None if text == "" else _positive(text)
 
 
 def _check_row(v: Mapping[str, Any], *, n: int) -> str | None:
@@ -232,6 +304,8 @@ def _check_row(v: Mapping[str, Any], *, n: int) -> str | None:
         return f"TEL {v['tel']} is impossible for n = {v['n']} requests"
     if abs(v["mean_latency"] - v["tel"] / v["n"]) > 1e-4 * max(1.0, v["mean_latency"]):
         return f"mean_latency {v['mean_latency']} is not TEL / n = {v['tel'] / v['n']:.6g}"
+    if "tel_s" in v and abs(v["mean_latency_s"] - v["tel_s"] / v["n"]) > 1e-4 * v["mean_latency_s"]:
+        return f"mean_latency_s {v['mean_latency_s']} is not tel_s / n = {v['tel_s'] / v['n']:.6g}"
     return None
 
 
@@ -240,18 +314,19 @@ def ratio_table(
     group: Sequence[str],
     ratios: Sequence[tuple[str, str, str]] = HEADLINE_RATIOS,
     paper: Mapping[str, str] | None = None,
+    metric: str = "mean_latency",
+    title: str = "ratio of mean latency",
 ) -> str:
     """Markdown table of mean-latency ratios ``num / den``: mean (min-max) over seeds, one
-    column per group (e.g. ``("source",)`` or ``("source", "memory")``)."""
-    lat = {
-        (tuple(r[g] for g in group), r["seed"], r["policy"]): float(r["mean_latency"]) for r in rows
-    }
+    column per group (e.g. ``("source",)`` or ``("source", "memory")``); ``metric`` is the
+    column compared (``mean_latency_s`` for seconds) and ``title`` the first header."""
+    lat = {(tuple(r[g] for g in group), r["seed"], r["policy"]): float(r[metric]) for r in rows}
     groups = list(dict.fromkeys(tuple(r[g] for g in group) for r in rows))
     seeds = list(dict.fromkeys(r["seed"] for r in rows))
     cols = [" M=".join(g) if len(g) > 1 else g[0] for g in groups]
     out = []
     for label, num, den in ratios:
-        row = {"ratio of mean latency": label}
+        row = {title: label}
         for g, col in zip(groups, cols, strict=True):
             vals = [
                 lat[(g, s, num)] / lat[(g, s, den)]
@@ -262,8 +337,91 @@ def ratio_table(
         if paper is not None:
             row["paper"] = paper.get(label, "-")
         out.append(row)
-    headers = ["ratio of mean latency", *cols] + (["paper"] if paper is not None else [])
+    headers = [title, *cols] + (["paper"] if paper is not None else [])
     return markdown_table(out, headers)
+
+
+#: The per-policy figures of :func:`seconds_tables`: (header, column, format), means over seeds.
+_FIGURES = (
+    ("mean latency (rounds)", "mean_latency", ".1f"),
+    ("mean latency (s)", "mean_latency_s", ".2f"),
+    ("p99 latency (s)", "p99_latency_s", ".1f"),
+    ("mean TTFT (s)", "mean_ttft_s", ".2f"),
+    ("mean TPOT (s)", "mean_tpot_s", ".4f"),
+    ("tokens/s", "throughput_tokens_s", ".1f"),
+)
+
+
+def seconds_tables(
+    rows: Sequence[Mapping[str, str]],
+    model: str | TimeModel,
+    ratios: Sequence[tuple[str, str, str]] = HEADLINE_RATIOS,
+    paper: Mapping[str, str] | None = None,
+) -> str:
+    """Markdown: the headline read in seconds under ``model`` (SPEC section 10).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        Rows of :func:`policy_comparison` under ``model`` (with :data:`SECONDS_FIELDS`).
+    model : str or TimeModel
+        The time model of the rows (named in the text with its parameter values).
+    ratios : sequence of (label, numerator, denominator)
+        The ratio rows (:func:`headline_ratios`).
+    paper : mapping, optional
+        The paper's figure by label (arXiv 2508.06133, section 6; in rounds).
+
+    Returns
+    -------
+    str
+        Three tables: the ratios of mean latency in seconds, one column per source (mean
+        (min-max) over seeds); on the first source, each ratio in rounds beside the same ratio
+        in seconds (means over seeds); on the first source, each policy's figures (means over
+        seeds): mean latency in rounds and in seconds, p99 latency, mean TTFT, mean TPOT,
+        output tokens per second.
+
+    Notes
+    -----
+    The schedules are those of the rounds: a policy plans in seconds only if it says so
+    (``sorted-f-seconds``). Source: ours.
+    """
+    tm = parse_time_model(model)
+    params = ", ".join(f"{k} = {v:.6g}" for k, v in tm.parameters)
+    text = f"### In seconds: time model {tm.name}" + (f" ({params})" if params else "") + "\n\n"
+    text += ratio_table(rows, ("source",), ratios, metric="mean_latency_s", title="ratio (s)")
+    first = rows[0]["source"] if rows else "-"
+    mine = [r for r in rows if r["source"] == first]
+    seeds = list(dict.fromkeys(r["seed"] for r in mine))
+
+    def mean_ratio(metric: str, num: str, den: str) -> str:
+        val = {(r["seed"], r["policy"]): float(r[metric]) for r in mine}
+        vals = [val[(s, num)] / val[(s, den)] for s in seeds if (s, num) in val and (s, den) in val]
+        return f"{np.mean(vals):.2f}" if vals else "-"
+
+    side = []
+    for label, num, den in ratios:
+        row = {
+            "ratio of mean latency": label,
+            "rounds": mean_ratio("mean_latency", num, den),
+            "seconds": mean_ratio("mean_latency_s", num, den),
+        }
+        if paper is not None:
+            row["paper (rounds)"] = paper.get(label, "-")
+        side.append(row)
+    headers = ["ratio of mean latency", "rounds", "seconds"]
+    text += f"\n\n{first}, {len(seeds)} seed(s): rounds beside seconds\n\n"
+    headers += ["paper (rounds)"] if paper is not None else []
+    text += markdown_table(side, headers, numparse=False)
+    figs = []
+    for pol in dict.fromkeys(r["policy"] for r in mine):
+        row = {"policy": pol}
+        for head, col, fmt in _FIGURES:
+            vals = [float(r[col]) for r in mine if r["policy"] == pol and r[col] != ""]
+            row[head] = format(float(np.mean(vals)), fmt) if vals else "-"
+        figs.append(row)
+    text += f"\n\n{first}: each policy's figures, means over the seeds\n\n"
+    text += markdown_table(figs, ["policy", *(h for h, _, _ in _FIGURES)], numparse=False)
+    return text
 
 
 #: The sources of the main table: the paper's mix under each LMSYS reading (the default first),
@@ -352,6 +510,7 @@ def run(
     sensitivity: bool = True,
     policies: Sequence[str] = HEADLINE_POLICIES,
     policy_options: Mapping[str, Any] | None = None,
+    time_model: str | None = None,
     **engine: Any,
 ) -> str:
     """The paper's headline comparison (arXiv 2508.06133, section 6): mean latency of FCFS,
@@ -386,6 +545,14 @@ def run(
     policy_options : mapping, optional
         Keyword options for the policies that declare them (not ``solver``); the sensitivity
         tables get those their policies declare. Part of the rows' parameters when given.
+    time_model : str, optional
+        A time model (registry spec ``NAME[:key=value,...]``, e.g. ``llama2-70b-a100x2``;
+        SPEC section 10): the main table's rows go to ``headline-seconds.csv`` instead, each
+        with the figures of its schedule in seconds (:data:`SECONDS_FIELDS`), the model's name
+        and parameter values among the rows' parameters (a resume under another model
+        recomputes); the report adds :func:`seconds_tables`. The sensitivity tables stay in
+        rounds (their files unchanged). Without it, files, columns and parameters are as
+        before.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
@@ -394,13 +561,16 @@ def run(
     str
         Markdown: per source, mean (min-max over seeds) of the mean-latency ratios FCFS /
         Sorted-F and MC-SF / Sorted-F, strict and with backfill, beside the paper's figures,
-        and vllm / Sorted-F, vllm-sf / Sorted-F (no paper figure: our baselines); then the
-        sensitivity tables.
+        and vllm / Sorted-F, vllm-sf / Sorted-F (no paper figure: our baselines); with
+        ``time_model``, the same in seconds (:func:`seconds_tables`); then the sensitivity
+        tables.
 
     Raises
     ------
     KeyError
-        Unknown policy name.
+        Unknown policy or time-model name.
+    TimeModelError
+        A malformed time-model spec (raised before any run).
     PolicySelectionError
         ``policies`` without ``sorted-f``, or a policy option none of them declares.
     """
@@ -413,6 +583,7 @@ def run(
         )
     options = dict(policy_options or {})
     check_policy_options(pols, options, RESERVED_OPTIONS)
+    model = None if time_model is None else parse_time_model(time_model)
     note = None
     if trace_dir is None:
         trace_dir = cached_trace_dir(list(TRACE_FILES))
@@ -423,7 +594,7 @@ def run(
     sources = [*HEADLINE_SOURCES] + (["traces"] if trace_dir is not None else [])
     rows = policy_comparison(
         out_dir,
-        NAME,
+        NAME if model is None else f"{NAME}-seconds",
         sources,
         [memory],
         seeds,
@@ -432,6 +603,7 @@ def run(
         trace_dir=trace_dir,
         solver=solver,
         policy_options=options,
+        time_model=model,
         **engine,
     )
     text = ratio_table(rows, ("source",), ratios=headline_ratios(pols), paper=_PAPER)
@@ -441,6 +613,8 @@ def run(
         "the other two LMSYS readings; mix-80-20 (shipped tables) and traces (real rows) take "
         "their short requests from the Azure conversation trace instead: the contrast."
     )
+    if model is not None:
+        text += "\n\n" + seconds_tables(rows, model, headline_ratios(pols), _PAPER)
     if note is not None:
         text += f"\n\nNote: {note}."
     if sensitivity:
