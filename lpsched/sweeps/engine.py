@@ -227,8 +227,9 @@ def _sources_digest() -> str:
 def _git_commit() -> str:
     """What identifies the code that computes a row: the git commit of the checkout this
     package runs from; with uncommitted changes (or outside a checkout) also a digest of the
-    package's sources, so two different working trees never share a provenance."""
-    here = Path(__file__).resolve().parent
+    package's sources, so two different working trees never share a provenance. Changes
+    anywhere in the package count (the whole ``lpsched/`` folder, not only this module's)."""
+    here = Path(__file__).resolve().parents[1]
     try:
         head = subprocess.run(
             ["git", "-C", str(here), "rev-parse", "HEAD"],

@@ -323,3 +323,35 @@ def test_run_folder_writes_outside_the_current_folder(tmp_path, monkeypatch):
     assert run_folder("nb", {"a": 1}).parent == tmp_path / "mine"
     assert run_folder("nb", {"a": 1}, root=tmp_path / "given").parent == tmp_path / "given"
     assert not (tmp_path / "results").exists()
+
+
+def test_a_change_anywhere_in_the_package_marks_the_provenance_dirty(tmp_path):
+    """The provenance looked for uncommitted changes in ``lpsched/sweeps/`` only (where the
+    engine lives since the house move), so rows computed with an edited policy carried the
+    clean commit. A copy of the package in a fresh repository, one policy file edited."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import lpsched
+
+    src = Path(lpsched.__file__).resolve().parent
+    shutil.copytree(src, tmp_path / "lpsched", ignore=shutil.ignore_patterns("__pycache__"))
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    probe = "from lpsched.sweeps import engine; print(engine._git_commit())"
+
+    def commit() -> str:
+        out = subprocess.run(
+            [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    assert "dirty" not in commit()
+    with (tmp_path / "lpsched" / "policies" / "baselines.py").open("a") as fh:
+        fh.write("\n# an edit\n")
+    assert "-dirty-src-" in commit()
