@@ -447,7 +447,9 @@ def to_seconds(
         Arrivals ``alpha_i`` in seconds on the clock of ``tau`` (``tau(0) = 0``); default the
         instance's own ``arrival_s`` when it has one (an online executor's schedule with
         arrivals in seconds, :mod:`lpsched.policies.online`), else ``tau(a_i)``, the end of
-        the arrival round.
+        the arrival round. A schedule that did not admit by these arrivals (a round policy on
+        an instance with ``arrival_s``) may start a request before ``alpha_i``: its TTFT and
+        latency then count from a time after the start.
     max_rounds : int, default :data:`MAX_ROUNDS`
         Most busy rounds converted (memory: 8 bytes each).
 
