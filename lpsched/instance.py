@@ -2,8 +2,9 @@
 
 An instance (SPEC section 1) is one worker with a KV-cache budget of ``M`` tokens and ``n``
 requests; request ``i`` has a prefill length ``s_i >= 0``, a decode length ``o_i >= 1``, an
-arrival round ``a_i >= 0`` and optionally a prediction interval ``l_i <= o_i <= u_i``. Every
-value is an integer and ``s_i + o_i <= M`` must hold, or no schedule exists.
+arrival round ``a_i >= 0``, optionally a prediction interval ``l_i <= o_i <= u_i`` and
+optionally an arrival time ``alpha_i >= 0`` in seconds (``arrival_s``, SPEC section 10). Every
+value but ``alpha_i`` is an integer and ``s_i + o_i <= M`` must hold, or no schedule exists.
 
 The data are stored as read-only numpy arrays (structure of arrays, as PyVRP does), so that the
 executor and the formulations can work on a million requests without per-request objects.
@@ -15,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -80,10 +81,14 @@ class Request:
         Arrival round ``a_i >= 0`` (0 in the offline problem).
     decode_lo, decode_hi : int or None
         Prediction interval ``l_i <= o_i <= u_i`` for the decode length (SPEC section 6).
+    arrival_s : float or None
+        Arrival time ``alpha_i >= 0`` in seconds, read by the online executors under a time
+        model (SPEC section 10); None when the instance has no arrivals in seconds.
 
     Notes
     -----
-    Source: SPEC section 1 (the seed paper, arXiv 2508.06133, section 2).
+    Source: SPEC section 1 (the seed paper, arXiv 2508.06133, section 2); ``arrival_s``: SPEC
+    section 10.
     """
 
     id: str
@@ -92,6 +97,7 @@ class Request:
     arrival: int = 0
     decode_lo: int | None = None
     decode_hi: int | None = None
+    arrival_s: float | None = None
 
     @property
     def size(self) -> int:
@@ -135,6 +141,35 @@ def _frozen(values: Any, name: str, where: str) -> np.ndarray:
     return out
 
 
+def _seconds(values: Any, n: int, ids: Sequence[str], where: str) -> np.ndarray:
+    """Arrival times ``alpha_i`` (seconds) as a read-only float64 array of shape (n,), each
+    finite, ``>= 0`` and at most ``MAX_VALUE``; else :class:`InstanceError` naming the source,
+    the request and the field ``arrival_s``. Source: ours (SPEC section 10)."""
+    try:
+        arr = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.ndim != 1:
+        raise InstanceError(
+            f"{where}: field 'arrival_s' must be a one-dimensional sequence of numbers "
+            "(seconds), one a request"
+        )
+    if arr.shape[0] != n:
+        raise InstanceError(
+            f"{where}: field 'arrival_s' has {arr.shape[0]} values for {n} requests"
+        )
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(arr) & (arr >= 0) & (arr <= MAX_VALUE))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InstanceError(
+            f"{where}: request {quote(ids[i])}: field 'arrival_s' must be a finite number of "
+            f"seconds in [0, 2^40], got {arr[i].item()!r}"
+        )
+    arr.setflags(write=False)
+    return arr
+
+
 @dataclass(frozen=True, eq=False)
 class Instance:
     """An offline or online instance: KV-cache budget ``M`` and ``n`` requests.
@@ -158,17 +193,25 @@ class Instance:
         Free-form provenance (source, seed, generator parameters).
     source : str
         Where the data came from (a file path or ``"<memory>"``), used in error messages.
+    arrival_s : array_like of float, shape (n,), optional
+        Arrival times ``alpha_i`` in seconds (finite, ``>= 0``) on the clock of a time model
+        (``tau(0) = 0``, SPEC section 10). Without a time model every policy admits by the
+        arrival rounds ``a_i``; under one the online executors (``online-*``, ``vllm``,
+        ``vllm-sf``) admit by ``alpha_i`` instead (:mod:`lpsched.policies.online`). None
+        (default): no arrivals in seconds.
 
     Raises
     ------
     InstanceError
         If a value is negative, not an integer, NaN, a decode length is 0, an id repeats,
-        the interval is inconsistent, or ``s_i + o_i > M`` for some request. The message names
-        the source, the request id and the field.
+        the interval is inconsistent, ``s_i + o_i > M`` for some request, or an ``arrival_s``
+        is negative, NaN or infinite. The message names the source, the request id and the
+        field.
 
     Notes
     -----
-    Source: SPEC section 1; the arrays-of-structure layout is ours (speed at n = 10^6).
+    Source: SPEC section 1 (``arrival_s``: section 10); the arrays-of-structure layout is ours
+    (speed at n = 10^6).
     """
 
     memory: int
@@ -181,6 +224,7 @@ class Instance:
     name: str = "instance"
     metadata: Mapping[str, Any] = field(default_factory=dict)
     source: str = "<memory>"
+    arrival_s: np.ndarray | None = None
 
     if TYPE_CHECKING:
         # The generated constructor: it takes array-likes, __post_init__ freezes them.
@@ -196,6 +240,7 @@ class Instance:
             name: str = "instance",
             metadata: Mapping[str, Any] = ...,
             source: str = "<memory>",
+            arrival_s: ArrayLike | None = None,
         ) -> None: ...
 
     def __post_init__(self) -> None:
@@ -276,6 +321,8 @@ class Instance:
         if not isinstance(self.metadata, Mapping):
             raise InstanceError(f"{where}: field 'metadata' must be an object")
         set_(self, "metadata", dict(self.metadata))
+        if self.arrival_s is not None:
+            set_(self, "arrival_s", _seconds(self.arrival_s, n, ids, where))
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -292,8 +339,10 @@ class Instance:
         name: str = "instance",
         metadata: Mapping[str, Any] | None = None,
         source: str = "<memory>",
+        arrival_s: Sequence[float] | np.ndarray | None = None,
     ) -> Instance:
-        """Build an instance from length arrays (shape (n,), tokens; arrivals in rounds).
+        """Build an instance from length arrays (shape (n,), tokens; arrivals in rounds, and
+        optionally ``arrival_s`` in seconds).
 
         ``ids`` default to ``r0 .. r{n-1}``, ``arrival`` to all zeros. Raises
         :class:`InstanceError` on invalid data (see :class:`Instance`).
@@ -315,6 +364,7 @@ class Instance:
             name=name,
             metadata=metadata or {},
             source=source,
+            arrival_s=arrival_s,
         )
 
     @classmethod
@@ -329,6 +379,7 @@ class Instance:
         """Build an instance from :class:`Request` objects. Raises :class:`InstanceError`."""
         reqs = list(requests)
         has_interval = any(r.decode_lo is not None for r in reqs)
+        has_seconds = any(r.arrival_s is not None for r in reqs)
         return cls(
             memory=memory,
             prefill=[r.prefill for r in reqs],
@@ -339,6 +390,7 @@ class Instance:
             decode_hi=[r.decode_hi for r in reqs] if has_interval else None,
             name=name,
             metadata=metadata or {},
+            arrival_s=[cast(float, r.arrival_s) for r in reqs] if has_seconds else None,
         )
 
     # ------------------------------------------------------------------ views
@@ -373,6 +425,7 @@ class Instance:
             arrival=int(self.arrival[i]),
             decode_lo=None if self.decode_lo is None else int(self.decode_lo[i]),
             decode_hi=None if self.decode_hi is None else int(self.decode_hi[i]),
+            arrival_s=None if self.arrival_s is None else float(self.arrival_s[i]),
         )
 
     def __iter__(self):
@@ -382,7 +435,8 @@ class Instance:
         return f"Instance(name={self.name!r}, n={self.n}, memory={self.memory})"
 
     def replace(self, **changes: Any) -> Instance:
-        """A validated copy with some fields changed (e.g. ``memory=...``, ``arrival=...``)."""
+        """A validated copy with some fields changed (e.g. ``memory=...``, ``arrival=...``,
+        ``arrival_s=None``)."""
         fields: dict[str, Any] = dict(
             memory=self.memory,
             prefill=self.prefill,
@@ -394,6 +448,7 @@ class Instance:
             name=self.name,
             metadata=dict(self.metadata),
             source=self.source,
+            arrival_s=self.arrival_s,
         )
         fields.update(changes)
         return Instance(**fields)
@@ -417,6 +472,7 @@ class Instance:
             decode_lo=pick(self.decode_lo),
             decode_hi=pick(self.decode_hi),
             name=name or self.name,
+            arrival_s=pick(self.arrival_s),
         )
 
 

@@ -121,3 +121,34 @@ def test_too_large_value_prints_a_plain_number():
     with pytest.raises(InstanceError) as info:
         Instance.from_arrays(np.array([0.5, 1.0]), [1, 1], 10)
     assert "np." not in str(info.value) and "got 0.5" in str(info.value)
+
+
+# ---------------------------------------------------------------- arrivals in seconds
+def test_arrival_seconds_frozen_and_carried():
+    inst = Instance.from_arrays([1, 2, 3], [1, 1, 1], 10, arrival_s=[0.0, 2.5, 1.25])
+    assert inst.arrival_s.dtype == np.float64 and not inst.arrival_s.flags.writeable
+    assert inst.arrival.tolist() == [0, 0, 0]  # the rounds are separate
+    assert inst.subset([2, 0]).arrival_s.tolist() == [1.25, 0.0]
+    assert inst.replace(memory=12).arrival_s.tolist() == [0.0, 2.5, 1.25]
+    assert inst.replace(arrival_s=None).arrival_s is None
+    assert inst[1] == Request("r1", 2, 1, 0, arrival_s=2.5)
+    again = Instance.from_requests(list(inst), 10)
+    assert again.arrival_s.tolist() == [0.0, 2.5, 1.25]
+    assert Instance.from_arrays([1], [1], 4).arrival_s is None
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), 2.0**41])
+def test_bad_arrival_seconds_names_request_and_field(bad):
+    with pytest.raises(InstanceError) as err:
+        Instance.from_arrays(
+            [1, 1], [1, 1], 4, ids=["x", "y"], arrival_s=[0.0, bad], source="f.json"
+        )
+    msg = str(err.value)
+    assert msg.startswith("f.json: request 'y': field 'arrival_s'") and repr(bad) in msg
+
+
+def test_arrival_seconds_of_the_wrong_length_or_kind():
+    with pytest.raises(InstanceError, match="'arrival_s' has 1 values for 2 requests"):
+        Instance.from_arrays([1, 1], [1, 1], 4, arrival_s=[0.0])
+    with pytest.raises(InstanceError, match="'arrival_s' must be a one-dimensional"):
+        Instance.from_arrays([1, 1], [1, 1], 4, arrival_s=[["a"], ["b"]])

@@ -78,6 +78,14 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
     help="Poisson arrivals, requests per round (default: all at round 0).",
 )
 @click.option(
+    "--arrival-rate-s",
+    type=click.FloatRange(min=0, min_open=True, max=1e9),
+    default=None,
+    callback=finite,
+    help="Poisson arrivals in seconds (arrival_s), requests per second: the online policies "
+    "admit by them under --time-model (SPEC section 10); the arrival rounds stay 0.",
+)
+@click.option(
     "--trace",
     "traces",
     multiple=True,
@@ -92,6 +100,13 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
     default=None,
     callback=finite,
     help="With --trace: keep the trace's arrived_at, one round lasting this many ms.",
+)
+@click.option(
+    "--arrival-seconds",
+    is_flag=True,
+    help="With --trace: keep the trace's arrived_at in seconds (from the earliest drawn) as "
+    "each request's arrival_s, which the online policies admit by under --time-model (SPEC "
+    "section 10); with or without --round-ms, which gives the arrival rounds.",
 )
 @click.option(
     "--skip-oversized",
@@ -114,9 +129,11 @@ def generate_cmd(
     memory,
     seed,
     arrival_rate,
+    arrival_rate_s,
     traces,
     weights,
     round_ms,
+    arrival_seconds,
     skip_oversized,
     interval_spec,
     name,
@@ -126,10 +143,10 @@ def generate_cmd(
     check_output(output, *traces)
     if traces:
         w = None if weights is None else floats(weights, "--weights")
-        if arrival_rate is not None:
+        if arrival_rate is not None or arrival_rate_s is not None:
             raise click.UsageError(
-                "--arrival-rate applies to --workload, not to --trace "
-                "(use --round-ms to keep the trace's arrivals)"
+                "--arrival-rate and --arrival-rate-s apply to --workload, not to --trace "
+                "(use --round-ms or --arrival-seconds to keep the trace's arrivals)"
             )
         round_s = None if round_ms is None else round_ms / 1000.0
         inst = from_traces(
@@ -141,6 +158,7 @@ def generate_cmd(
             round_s=round_s,
             name=name,
             skip_oversized=skip_oversized,
+            arrival_seconds=arrival_seconds,
         )
     else:
         if skip_oversized:
@@ -149,8 +167,14 @@ def generate_cmd(
             raise click.UsageError("--weights goes with --trace; for workloads write name:weight")
         if round_ms is not None:
             raise click.UsageError("--round-ms goes with --trace")
+        if arrival_seconds:
+            raise click.UsageError("--arrival-seconds goes with --trace")
+        if arrival_rate is not None and arrival_rate_s is not None:
+            raise click.UsageError(
+                "give --arrival-rate (rounds) or --arrival-rate-s (seconds), not both"
+            )
         if workload in EXACT_WORKLOADS:
-            if arrival_rate is not None:
+            if arrival_rate is not None or arrival_rate_s is not None:
                 raise click.UsageError(f"--arrival-rate does not apply to {workload}")
             inst = EXACT_WORKLOADS[workload](n, seed, memory)
             if name is not None:
@@ -160,7 +184,15 @@ def generate_cmd(
                 parse_mixture(workload)
             except ValueError as exc:
                 raise click.BadParameter(str(exc), param_hint="--workload") from None
-            inst = generate(workload, n, memory, seed=seed, arrival_rate=arrival_rate, name=name)
+            inst = generate(
+                workload,
+                n,
+                memory,
+                seed=seed,
+                arrival_rate=arrival_rate,
+                name=name,
+                arrival_rate_s=arrival_rate_s,
+            )
     if interval_spec is not None:
         inst = _with_intervals(inst, interval_spec, seed)
     write_instance(inst, output)

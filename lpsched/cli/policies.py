@@ -13,7 +13,14 @@ from tabulate import tabulate
 from ..generators.workloads import PAPER_MEMORY, PAPER_N, headline_ratios
 from ..instance import Instance
 from ..io import schedule_to_dict, write_priorities, write_schedule
-from ..policies.registry import POLICIES, PluginError, load_plugins, parse_policy, run_policy
+from ..policies.registry import (
+    CLOCK_POLICIES,
+    POLICIES,
+    PluginError,
+    load_plugins,
+    parse_policy,
+    run_policy,
+)
 from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
 from ..solvers.result import LPTooLargeError
 from ..timing.model import TimeModel
@@ -42,7 +49,29 @@ DEFAULT_ONLINE_POLICIES = "online-fcfs,online-mcsf,online-sorted-f"
 
 
 #: Policy options these commands set from their own flags: ``--option`` refuses them.
-_OWN_FLAGS = {"solver": "set it with --phase1", "max_nonzeros": "set it with --max-nonzeros"}
+_OWN_FLAGS = {
+    "solver": "set it with --phase1",
+    "max_nonzeros": "set it with --max-nonzeros",
+    "time_model": "set it with --time-model",
+}
+
+
+def _on_the_clock(inst: Instance, model: TimeModel | None, names: list[str]) -> bool:
+    """Whether the policies run with arrivals in seconds (an instance with ``arrival_s`` and a
+    ``--time-model``); then a policy that admits by rounds is a usage error (exit 2)."""
+    if model is None or inst.arrival_s is None:
+        return False
+    clock = [n for n in names if "time_model" in parse_policy(n)[0].options]
+    others = [n for n in names if n not in clock]
+    if others:
+        raise click.UsageError(
+            f"instance {inst.name!r} has arrivals in seconds (arrival_s): under --time-model "
+            f"only the policies that admit on the clock run on it ({', '.join(CLOCK_POLICIES)}); "
+            f"{', '.join(others)} admit{'s' if len(others) == 1 else ''} by arrival rounds: "
+            f"drop {'it' if len(others) == 1 else 'them'} (or --time-model to run every policy "
+            "in rounds)"
+        )
+    return True
 
 
 def _policy_options(
@@ -75,7 +104,11 @@ def _policy_options(
 @json_option
 @max_nonzeros_option("20,000,000; the LP of sorted-lp")
 @policy_option
-@time_model_option("print TEL, latency, TTFT, TPOT and tokens/s in seconds beside the rounds")
+@time_model_option(
+    "print TEL, latency, TTFT, TPOT and tokens/s in seconds beside the rounds; on an instance "
+    "with arrivals in seconds (arrival_s) the online policies admit on its clock, which "
+    "changes their schedules"
+)
 @import_option
 @bad_input
 def run(
@@ -91,18 +124,27 @@ def run(
 
     A policy that cannot run on this instance (the LP of sorted-lp too large) is reported
     and skipped; the others still run. With --time-model, a second table gives the figures in
-    seconds (the schedules are the same).
+    seconds (the schedules are the same). On an instance with arrivals in seconds
+    (arrival_s) --time-model also runs the clock: online-fcfs, online-mcsf, online-sorted-f,
+    vllm and vllm-sf admit a request once it has arrived on the model's clock (SPEC section
+    10), the default policies are the online ones, and the rounds table counts from each
+    request's admission round.
     """
     additions = policies is not None and policies.strip().startswith("+")
     if policies is not None and not additions:
         names = policy_names(policies, "--policies")
         check_options(names, policy_options, _OWN_FLAGS)
     inst = load_instance(instance)
+    seconds_arrivals = model is not None and inst.arrival_s is not None
     if policies is None or additions:
-        default = (DEFAULT_POLICIES if inst.offline else DEFAULT_ONLINE_POLICIES).split(",")
+        online = seconds_arrivals or not inst.offline
+        default = (DEFAULT_ONLINE_POLICIES if online else DEFAULT_POLICIES).split(",")
         names = default if policies is None else policy_names(policies, "--policies", default)
         check_options(names, policy_options, _OWN_FLAGS)
+    clocked = _on_the_clock(inst, model, names)
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
+    if clocked:
+        opts["time_model"] = model
     solver = opts["solver"]
     results, skipped, seconds = [], [], []
     for name in names:
@@ -130,7 +172,8 @@ def run(
     if model is not None:
         for r, figures in zip(results, seconds, strict=True):
             r.update(figures)
-    paper = headline_ratios({r["policy"]: r["tel"] for r in results}) if inst.offline else []
+    offline = inst.offline and not clocked
+    paper = headline_ratios({r["policy"]: r["tel"] for r in results}) if offline else []
     papers_setting = (inst.n, inst.memory) == (PAPER_N, PAPER_MEMORY)
     if as_json:
         out: dict[str, Any] = {
@@ -141,6 +184,8 @@ def run(
         }
         if model is not None:
             out["time_model"] = model.to_dict()
+        if clocked:  # only then: the output without arrival_s is as before
+            out["arrivals_in_seconds"] = True
         out.update(results=results, skipped=skipped, paper_ratios=paper)
         click.echo(json.dumps(out))
         return
@@ -176,6 +221,11 @@ def run(
     if model is not None:
         click.echo()
         click.echo(model_line(model))
+        if clocked:
+            click.echo(
+                "arrivals in seconds (arrival_s): the policies admitted each request once it "
+                "had arrived on this clock; latencies count from arrival_s"
+            )
         click.echo(
             tabulate(
                 [
@@ -202,6 +252,12 @@ def run(
         click.echo(
             f"paper: arXiv 2508.06133, section 6; n = {PAPER_N}, M = {PAPER_MEMORY:,}, 80% "
             "LMSYS-Chat-1M conversations, 20% arXiv summarizations"
+        )
+    if inst.arrival_s is not None and model is None:
+        click.echo(
+            "note: this instance has arrivals in seconds (arrival_s); with --time-model NAME "
+            "the online policies admit by them on that model's clock (SPEC section 10), "
+            "without it every policy uses the arrival rounds"
         )
     if not inst.offline and any(parse_policy(n)[0].backfill for n in names):
         click.echo(
@@ -231,7 +287,10 @@ def run(
     "when there is no -o).",
 )
 @policy_option
-@time_model_option("record the model and each request's latency, TTFT and TPOT in the file")
+@time_model_option(
+    "record the model and each request's latency, TTFT and TPOT in the file; on an instance "
+    "with arrivals in seconds (arrival_s) the online policies admit on its clock"
+)
 @import_option
 @bad_input
 def schedule(
@@ -244,11 +303,18 @@ def schedule(
     policy_options: dict[str, Any],
     model: TimeModel | None,
 ) -> None:
-    """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9)."""
+    """Schedule INSTANCE with one policy and write the schedule JSON (SPEC section 9).
+
+    With --time-model on an instance with arrivals in seconds (arrival_s), an online policy
+    admits on the model's clock and each request's "arrival" in the file is its admission
+    round (SPEC section 10), which lpsched check recomputes.
+    """
     check_output(output, instance)
     check_options(policy_names(policy, "--policy"), policy_options, _OWN_FLAGS)
     inst = load_instance(instance)
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
+    if _on_the_clock(inst, model, [policy]):
+        opts["time_model"] = model
     with solver_chatter_to_stderr():
         sched = run_policy(inst, policy, **opts).check()
     secs = None if model is None else to_seconds(sched, model)

@@ -14,6 +14,7 @@ import click
 from ..policies.registry import PolicySelectionError
 from ..research.reproductions.registry import REPRODUCTIONS, accepts
 from ..sweeps.engine import SweepWorkerError
+from ..timing.model import TimeModel
 from .common import (
     RegistryChoice,
     bad_input,
@@ -23,6 +24,7 @@ from .common import (
     policy_option,
     signals_as_interrupt,
     solver_chatter_to_stderr,
+    time_model_option,
 )
 
 
@@ -50,6 +52,11 @@ def _reproductions_epilog() -> str:
 def _per_policy() -> list[str]:
     """The reproductions whose table has one column or row per policy (``--policies``)."""
     return [name for name, r in REPRODUCTIONS.items() if accepts(r, "policies")]
+
+
+def _timed() -> list[str]:
+    """The reproductions that take a time model (``--time-model``)."""
+    return [name for name, r in REPRODUCTIONS.items() if accepts(r, "time_model")]
 
 
 def _default_policies(run: Any) -> list[str]:
@@ -124,6 +131,10 @@ def _default_policies(run: Any) -> list[str]:
     "study's].",
 )
 @policy_option
+@time_model_option(
+    "report the study in seconds, for the reproductions that take one (online-load: Poisson "
+    "arrivals in seconds at a load measured in seconds, latencies in seconds)"
+)
 @import_option
 @click.option("-v", "--verbose", is_flag=True, help="Name each task as it starts and ends.")
 @bad_input
@@ -141,6 +152,7 @@ def reproduce(
     strict: bool,
     policies: str | None,
     policy_options: dict[str, Any],
+    model: TimeModel | None,
     verbose: bool,
 ) -> None:
     """Reproduce a paper table; rows are written as they finish and a rerun resumes.
@@ -154,6 +166,9 @@ def reproduce(
     records the policy's name, a rerun with more policies computes only the new rows, and the
     rows of policies left out stay in the CSV, out of the table. --option values are part of
     every row's parameters, so a rerun with other values computes the table anew.
+
+    --time-model NAME runs a study in seconds (SPEC section 10), for the reproductions that
+    take one; the model is part of every row's parameters.
     """
     opts: dict[str, Any] = {
         "workers": workers or (1 if scheduler not in (None, "local") else os.cpu_count() or 1),
@@ -200,6 +215,14 @@ def reproduce(
                 f"{', '.join(_per_policy())})"
             )
         opts["policy_options"] = policy_options
+    if model is not None:
+        if not accepts(repro, "time_model"):
+            timed = _timed()
+            raise click.UsageError(
+                f"'{name}' takes no time model; drop --time-model (reproductions that take "
+                f"one: {', '.join(timed) if timed else 'none'})"
+            )
+        opts["time_model"] = model
     if workloads:
         chosen = list(dict.fromkeys(workloads))
         if accepts(repro, "workloads"):

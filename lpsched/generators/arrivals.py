@@ -12,6 +12,13 @@ occupies (SPEC section 7). The nominal load of an arrival rate ``lambda`` is
 ``rho = lambda / capacity``; queues grow without bound for ``rho`` above about 1 (below 1 when
 memory fragmentation wastes cache).
 
+In seconds (arrivals ``arrival_s``, SPEC section 10), :func:`seconds_capacity` converts that
+rate with the mean round duration ``d_bar`` of a saturated worker under a time model: offline
+Sorted-F (every request waiting at 0, the cache kept full) on the same requests,
+``d_bar = tau(T) / T`` over its makespan ``T``. The nominal load of ``lambda_s`` requests per
+second is ``rho = lambda_s d_bar / capacity``: ``rho = 1`` is the rate at which the cache is full
+on average with rounds as long as they are when it is full.
+
 Source: ours (the trace columns are those of the public Azure / Splitwise traces, SPEC section 9).
 """
 
@@ -26,7 +33,14 @@ import numpy as np
 from ..instance import MAX_VALUE, Instance, InstanceError
 from ..io import read_trace_csv
 
-__all__ = ["poisson_arrivals", "trace_arrival_rounds", "nominal_capacity", "trace_window"]
+__all__ = [
+    "poisson_arrivals",
+    "poisson_arrival_seconds",
+    "trace_arrival_rounds",
+    "nominal_capacity",
+    "seconds_capacity",
+    "trace_window",
+]
 
 
 def poisson_arrivals(n: int, rate: float, rng: np.random.Generator) -> np.ndarray:
@@ -48,6 +62,41 @@ def poisson_arrivals(n: int, rate: float, rng: np.random.Generator) -> np.ndarra
     if times[-1] > MAX_VALUE:
         raise ValueError(f"arrival rate {rate} is so low that arrivals pass 2^40 rounds")
     return times.astype(np.int64)
+
+
+def poisson_arrival_seconds(n: int, rate_s: float, rng: np.random.Generator) -> np.ndarray:
+    """Arrival times in seconds of a Poisson process with ``rate_s`` requests per second.
+
+    Parameters
+    ----------
+    n : int
+        Number of arrivals.
+    rate_s : float
+        Requests per second, ``> 0`` and finite.
+    rng : numpy.random.Generator
+        Drawn from: ``n`` exponential inter-arrival times, as :func:`poisson_arrivals` draws
+        them (the same generator state gives the same gaps, in seconds instead of rounds).
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The cumulative inter-arrival times (seconds, from 0), nondecreasing, unrounded.
+
+    Raises
+    ------
+    ValueError
+        ``rate_s`` not a positive finite number, or arrivals beyond 2^40 s.
+
+    Notes
+    -----
+    For instances with ``arrival_s`` (SPEC section 10). Source: ours.
+    """
+    if not (rate_s > 0 and math.isfinite(rate_s)):
+        raise ValueError(f"arrival rate must be a positive finite number per second, got {rate_s}")
+    times = np.cumsum(rng.exponential(1.0 / rate_s, size=n))
+    if n and times[-1] > MAX_VALUE:
+        raise ValueError(f"arrival rate {rate_s} per second is so low that arrivals pass 2^40 s")
+    return times
 
 
 def trace_arrival_rounds(
@@ -134,6 +183,42 @@ def nominal_capacity(prefill: np.ndarray, decode: np.ndarray, memory: int) -> fl
     s = np.asarray(prefill, dtype=float)
     o = np.asarray(decode, dtype=float)
     return memory / float(np.mean(o * s + o * (o + 1) / 2))
+
+
+def seconds_capacity(instance: Instance, model, *, solver: str = "auto") -> tuple[float, float]:
+    """Requests per second that fill ``M`` on average under a time model, and the mean round.
+
+    Parameters
+    ----------
+    instance : Instance
+        The requests (their arrivals are ignored: the capacity is that of a full backlog).
+    model : TimeModel or str
+        The time model (``NAME[:key=value,...]``).
+    solver : str
+        Phase-1 solver of the offline Sorted-F run (``auto``: by ``n``).
+
+    Returns
+    -------
+    capacity_s : float
+        ``nominal_capacity / d_bar`` requests per second (module docstring).
+    d_bar : float
+        ``tau(T) / T`` seconds: the mean round duration of offline Sorted-F on the requests,
+        all at round 0.
+
+    Notes
+    -----
+    Costs one offline Sorted-F run and one :func:`~lpsched.timing.seconds.to_seconds`.
+    Source: ours (the load of the seconds table of ``lpsched reproduce online-load
+    --time-model``).
+    """
+    from ..policies.registry import run_policy
+    from ..timing.seconds import to_seconds
+
+    offline = instance.replace(arrival=np.zeros(instance.n, dtype=np.int64), arrival_s=None)
+    sched = run_policy(offline, "sorted-f", solver=solver)
+    d_bar = to_seconds(sched, model).makespan_s / sched.makespan
+    cap = nominal_capacity(instance.prefill, instance.decode, instance.memory)
+    return cap / d_bar, d_bar
 
 
 def trace_window(

@@ -58,7 +58,7 @@ import numpy as np
 
 from ..instance import MAX_VALUE, Instance, InstanceError, quote
 from ..io import read_trace_csv
-from .arrivals import poisson_arrivals, trace_arrival_rounds
+from .arrivals import poisson_arrival_seconds, poisson_arrivals, trace_arrival_rounds
 from .lmsys import LMSYS_READINGS, LognormalWorkload, with_parameters
 
 __all__ = [
@@ -384,6 +384,7 @@ def generate(
     seed: int = 0,
     arrival_rate: float | None = None,
     name: str | None = None,
+    arrival_rate_s: float | None = None,
 ) -> Instance:
     """A random instance from a named workload.
 
@@ -401,6 +402,11 @@ def generate(
         Poisson arrivals with this many requests per round; ``None``: all arrive at round 0.
     name : str, optional
         Instance name; default ``"{workload}-n{n}-M{memory}-s{seed}"``.
+    arrival_rate_s : float, optional
+        Poisson arrivals in seconds (``arrival_s``, SPEC section 10) with this many requests
+        per second, drawn as ``arrival_rate`` draws its rounds (the same exponential gaps of
+        the same generator, unrounded; :func:`~.arrivals.poisson_arrival_seconds`); the
+        arrival rounds stay 0. Not with ``arrival_rate``.
 
     Returns
     -------
@@ -410,16 +416,23 @@ def generate(
     Raises
     ------
     ValueError
-        Unknown workload or ``n < 1``.
+        Unknown workload or ``n < 1``; both ``arrival_rate`` and ``arrival_rate_s``.
     InstanceError
         A drawn request has ``s_i + o_i > M`` (nothing is clipped: choose a larger ``M``).
     """
     check_size(n, memory)
+    if arrival_rate is not None and arrival_rate_s is not None:
+        raise ValueError("give arrival_rate (rounds) or arrival_rate_s (seconds), not both")
     rng = np.random.default_rng(seed)
     s, o, _ = sample_lengths(workload, n, rng)
     label = f"{workload}-n{n}-M{memory}-s{seed}" if name is None else name
     check_fits(s, o, memory, f"workload {workload!r}")
     arrival = None if arrival_rate is None else poisson_arrivals(n, arrival_rate, rng)
+    seconds = None
+    meta_s: dict[str, Any] = {}
+    if arrival_rate_s is not None:
+        seconds = poisson_arrival_seconds(n, arrival_rate_s, rng)
+        meta_s = {"arrival_rate_s": arrival_rate_s}
     weights = parse_mixture(workload)
     return Instance.from_arrays(
         s,
@@ -433,8 +446,10 @@ def generate(
             "weights": weights,
             "seed": seed,
             "arrival_rate": arrival_rate,
+            **meta_s,
             "sources": {k: component(k).source for k in weights},
         },
+        arrival_s=seconds,
     )
 
 
@@ -448,6 +463,7 @@ def from_traces(
     round_s: float | None = None,
     name: str | None = None,
     skip_oversized: bool = False,
+    arrival_seconds: bool = False,
 ) -> Instance:
     """An instance of real trace rows: ``n`` rows drawn from one or more trace CSV files.
 
@@ -478,13 +494,18 @@ def from_traces(
         Leave out, before drawing, every row with ``s_i + o_i > M`` (a request that cannot run
         alone within the KV cache). Default ``False``: drawing such a row is an error. When no
         row is oversized the instance is the same either way.
+    arrival_seconds : bool
+        Keep the trace's arrivals in seconds as ``arrival_s`` (``t_i - t_0``, ``t_0`` the
+        earliest drawn time; every file needs ``arrived_at``): the online policies admit by
+        them under a time model (SPEC section 10). Independent of ``round_s``, which gives the
+        arrival rounds (default all 0). The rows drawn are the same either way.
 
     Returns
     -------
     Instance
         ``metadata["rows"]`` lists ``[file, line]`` of every request, in request order; with
         ``skip_oversized``, ``metadata["skipped_oversized"]`` gives, per file, how many rows
-        were left out.
+        were left out; with ``arrival_seconds``, ``arrival_s`` holds the seconds.
 
     Raises
     ------
@@ -515,7 +536,7 @@ def from_traces(
     s_parts, o_parts, t_parts, rows, where, skipped = [], [], [], [], [], []
     for path, k in zip(paths, counts.tolist(), strict=True):
         s, o, t, line = read_trace_csv(path, with_lines=True)
-        if round_s is not None and t is None:
+        if (round_s is not None or arrival_seconds) and t is None:
             raise InstanceError(
                 f"{path}: line 1: missing column 'arrived_at' (needed to keep the trace's arrivals)"
             )
@@ -537,8 +558,8 @@ def from_traces(
                 )
         s_parts.append(s[pick])
         o_parts.append(o[pick])
-        if round_s is not None:
-            assert t is not None  # checked above: round_s needs the 'arrived_at' column
+        if round_s is not None or arrival_seconds:
+            assert t is not None  # checked above: the arrivals need the 'arrived_at' column
             t_parts.append(t[pick])
         rows += [[os.path.basename(path), int(line[i])] for i in pick]
         where += [f"{path}: line {line[i]}" for i in pick]
@@ -556,6 +577,16 @@ def from_traces(
                 f"and with the {int(decode.sum())} decode rounds of the requests the horizon "
                 "passes 2^40 rounds; use a longer round (--round-ms) or fewer rows"
             )
+    seconds = None
+    if arrival_seconds:
+        t_all = np.concatenate(t_parts)[perm]
+        bad = np.flatnonzero(~np.isfinite(t_all))
+        if bad.size:
+            raise InstanceError(
+                f"{where[int(perm[bad[0]])]}: field 'arrived_at' must be a finite time in seconds, "
+                f"got {t_all[bad[0]].item()!r}"
+            )
+        seconds = t_all - t_all.min()
     meta: Mapping[str, Any] = {
         "generator": "lpsched.generators.workloads.from_traces",
         "traces": [os.path.basename(p) for p in paths],
@@ -566,6 +597,8 @@ def from_traces(
     }
     if skip_oversized:
         meta = {**meta, "skipped_oversized": skipped}
+    if arrival_seconds:
+        meta = {**meta, "arrival_s": "arrived_at - earliest drawn arrived_at (seconds)"}
     return Instance.from_arrays(
         np.concatenate(s_parts)[perm],
         np.concatenate(o_parts)[perm],
@@ -573,4 +606,5 @@ def from_traces(
         arrival,
         name=f"traces-n{n}-M{memory}-s{seed}" if name is None else name,
         metadata=meta,
+        arrival_s=seconds,
     )

@@ -41,11 +41,12 @@ INSTANCE_VERSION = 1
 #: The keys of an instance JSON object and of one request (SPEC section 9); any other key is an
 #: error, except under ``metadata`` (free-form).
 INSTANCE_KEYS = ("format", "version", "name", "memory", "requests", "metadata")
-REQUEST_KEYS = ("id", "prefill", "decode", "arrival", "decode_lo", "decode_hi")
+REQUEST_KEYS = ("id", "prefill", "decode", "arrival", "decode_lo", "decode_hi", "arrival_s")
 
 
 def instance_to_dict(instance: Instance) -> dict[str, Any]:
-    """The SPEC section 9 instance JSON object of ``instance`` (``arrival`` always written).
+    """The SPEC section 9 instance JSON object of ``instance`` (``arrival`` always written;
+    ``arrival_s``, seconds, when the instance has arrivals in seconds, SPEC section 10).
 
     Source: SPEC section 9.
     """
@@ -61,6 +62,8 @@ def instance_to_dict(instance: Instance) -> dict[str, Any]:
             assert instance.decode_hi is not None  # an instance has both bounds or neither
             r["decode_lo"] = int(instance.decode_lo[i])
             r["decode_hi"] = int(instance.decode_hi[i])
+        if instance.arrival_s is not None:
+            r["arrival_s"] = float(instance.arrival_s[i])
         reqs.append(r)
     return {
         "format": INSTANCE_FORMAT,
@@ -89,7 +92,9 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
     Raises
     ------
     InstanceError
-        Wrong format or version, a missing or mistyped field; names source, request, field.
+        Wrong format or version, a missing or mistyped field, an ``arrival_s`` that is not a
+        finite number of seconds ``>= 0`` or that some requests give and others do not; names
+        source, request, field.
     """
     if not isinstance(data, dict):
         raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
@@ -128,6 +133,8 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
     with_interval = any(
         isinstance(r, dict) and ("decode_lo" in r or "decode_hi" in r) for r in requests
     )
+    with_seconds = any(isinstance(r, dict) and "arrival_s" in r for r in requests)
+    seconds: list[float] = []
     for pos, r in enumerate(requests):
         if not isinstance(r, dict):
             raise InstanceError(f"{source}: request at position {pos} is not an object")
@@ -151,6 +158,8 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
                     continue
                 raise InstanceError(f"{source}: {who}: missing field '{key}'")
             cols[key].append(int_field(r[key], source, who, key))
+        if with_seconds:
+            seconds.append(_seconds_field(r, source, who))
     return Instance(
         memory=int_field(data["memory"], source, "instance", "memory"),
         prefill=cols["prefill"],
@@ -162,7 +171,31 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
         name=str(data.get("name", Path(source).stem if source != "<memory>" else "instance")),
         metadata=data.get("metadata") or {},
         source=source,
+        arrival_s=seconds if with_seconds else None,
     )
+
+
+def _seconds_field(r: dict[str, Any], source: str, who: str) -> float:
+    """The request's ``arrival_s`` (seconds) as a float: a JSON number, finite and ``>= 0`` (the
+    range is checked by :class:`~lpsched.instance.Instance`); else :class:`InstanceError` naming
+    the source, the request and the field. Source: ours (SPEC sections 9-10)."""
+    if "arrival_s" not in r:
+        raise InstanceError(
+            f"{source}: {who}: missing field 'arrival_s' (other requests give one: give it for "
+            "every request or for none)"
+        )
+    value = r["arrival_s"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InstanceError(
+            f"{source}: {who}: field 'arrival_s' must be a number of seconds, got {_brief(value)}"
+        )
+    out = float(value)
+    if not (out >= 0 and out <= 2**40):  # NaN fails both
+        raise InstanceError(
+            f"{source}: {who}: field 'arrival_s' must be a finite number of seconds in "
+            f"[0, 2^40], got {value!r}"
+        )
+    return out
 
 
 def read_instance(path: str | os.PathLike[str]) -> Instance:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..instance import MAX_VALUE, Instance, InstanceError, int_field, quote
 from ..schedule import Schedule
-from ..timing.model import TimeModelError
+from ..timing.model import TimeModel, TimeModelError
 from ..timing.registry import time_model
 from ..timing.seconds import ScheduleSeconds, to_seconds
 from ._common import _brief, _unknown_keys
@@ -223,13 +223,18 @@ def read_schedule(
         (``write_schedule`` lists a request's runs by start). When the file records a
         ``time_model`` (SPEC section 10), ``info["time_model"]`` is that model and
         ``info["seconds"]`` the schedule read in it (a
-        :class:`~lpsched.timing.seconds.ScheduleSeconds`).
+        :class:`~lpsched.timing.seconds.ScheduleSeconds`). With a ``time_model`` and an
+        instance with ``arrival_s`` (arrivals in seconds), the schedule's instance has
+        ``arrival`` = the admission rounds ``min {p : tau(p) >= alpha_i}`` on that clock, so
+        that the check ``p_i >= a_i`` is the check in seconds.
 
     Raises
     ------
     InstanceError
         Missing or malformed file, wrong format or version, an unknown key, a missing or
-        mistyped field, a request whose id or arrival is not the instance's, or a derived
+        mistyped field, a request whose id or arrival is not the instance's (with a
+        ``time_model`` and an instance with ``arrival_s``: not the round at which its
+        ``arrival_s`` is reached on that clock, SPEC section 10), or a derived
         value (``completion``, ``tel``, ``makespan``, ``peak_memory``, ``evictions``,
         ``wasted_tokens``) that disagrees with the starts; a ``time_model`` that is not
         registered (a plug-in: import it first) or is malformed, or a recorded ``latency_s``,
@@ -267,11 +272,15 @@ def read_schedule(
     policy = data.get("policy", "")
     if not isinstance(policy, str):
         raise InstanceError(f"{p}: field 'policy' must be a string, got {_brief(policy)}")
+    clocked = version == 2 and "time_model" in data and instance.arrival_s is not None
     if version == 1:
         start, runs = _v1_starts_and_runs(data, instance, str(p))
     else:
-        start, runs = _v2_starts_and_runs(data, instance, str(p))
+        start, runs = _v2_starts_and_runs(data, instance, str(p), arrivals=not clocked)
     sched = Schedule(instance, np.asarray(start, dtype=np.int64), policy=policy, runs=runs)
+    if clocked:
+        instance = _clock_arrivals(data, sched, str(p))
+        sched = Schedule(instance, sched.start, policy=policy, runs=runs)
     derived: dict[str, Any] = {"tel": sched.tel}
     if version == 1:
         derived["completion"] = sched.completion.tolist()
@@ -298,6 +307,51 @@ def read_schedule(
     return sched
 
 
+def _clock_arrivals(data: dict[str, Any], sched: Schedule, source: str) -> Instance:
+    """The instance with ``arrival`` = the admission rounds of its ``arrival_s`` on the clock of
+    the file's time model and starts (SPEC section 10: a schedule made with arrivals in
+    seconds), each request's ``arrival`` field checked against them."""
+    inst = sched.instance
+    assert inst.arrival_s is not None  # only called then
+    model = _recorded_model(data, source)
+    try:
+        rounds = to_seconds(sched, model).admission_rounds(inst.arrival_s)
+    except (TimeModelError, ValueError) as exc:
+        raise InstanceError(f"{source}: field 'time_model': {exc}") from None
+    for pos, r in enumerate(data["requests"]):
+        if "arrival" in r and not _same_ints(r["arrival"], int(rounds[pos])):
+            raise InstanceError(
+                f"{source}: request {quote(inst.ids[pos])}: field 'arrival' is "
+                f"{_brief(r['arrival'])}, but its arrival_s {float(inst.arrival_s[pos])!r} s is "
+                f"reached at round {int(rounds[pos])} on the clock of time model {model.spec} "
+                "(a schedule with a time model and arrivals in seconds admits by the clock)"
+            )
+    return inst.replace(arrival=rounds)
+
+
+def _recorded_model(data: dict[str, Any], source: str) -> TimeModel:
+    """The file's ``time_model`` object as a model, or :class:`InstanceError` naming the file."""
+    tm = data["time_model"]
+    if not (
+        isinstance(tm, dict)
+        and set(tm) == {"name", "parameters"}
+        and isinstance(tm["name"], str)
+        and isinstance(tm["parameters"], dict)
+    ):
+        raise InstanceError(
+            f'{source}: field \'time_model\' must be an object {{"name": ..., "parameters": '
+            f"{{...}}}}, got {_brief(tm)}"
+        )
+    try:
+        return time_model(tm["name"], **tm["parameters"])
+    except KeyError as exc:
+        raise InstanceError(
+            f"{source}: field 'time_model': {exc.args[0] if exc.args else exc}"
+        ) from None
+    except (TimeModelError, ValueError) as exc:
+        raise InstanceError(f"{source}: field 'time_model': {exc}") from None
+
+
 def _recorded_seconds(data: dict[str, Any], sched: Schedule, source: str) -> ScheduleSeconds | None:
     """The file's ``time_model`` and per-request seconds, recomputed from the starts and
     checked (SPEC section 10); None when the file records no time model."""
@@ -312,24 +366,9 @@ def _recorded_seconds(data: dict[str, Any], sched: Schedule, source: str) -> Sch
                     "file's 'time_model' (the model its seconds are read in)"
                 )
         return None
-    tm = data["time_model"]
-    if not (
-        isinstance(tm, dict)
-        and set(tm) == {"name", "parameters"}
-        and isinstance(tm["name"], str)
-        and isinstance(tm["parameters"], dict)
-    ):
-        raise InstanceError(
-            f'{source}: field \'time_model\' must be an object {{"name": ..., "parameters": '
-            f"{{...}}}}, got {_brief(tm)}"
-        )
+    model = _recorded_model(data, source)
     try:
-        model = time_model(tm["name"], **tm["parameters"])
         seconds = to_seconds(sched, model)
-    except KeyError as exc:
-        raise InstanceError(
-            f"{source}: field 'time_model': {exc.args[0] if exc.args else exc}"
-        ) from None
     except (TimeModelError, ValueError) as exc:
         raise InstanceError(f"{source}: field 'time_model': {exc}") from None
     computed = {k: getattr(seconds, k).tolist() for k in SECONDS_KEYS}
@@ -411,10 +450,11 @@ def _v1_starts_and_runs(
 
 
 def _v2_starts_and_runs(
-    data: dict[str, Any], instance: Instance, source: str
+    data: dict[str, Any], instance: Instance, source: str, *, arrivals: bool = True
 ) -> tuple[list[int], np.ndarray | None]:
     """Version 2: one object per request (id, arrival, start, completion, runs), checked
-    against the instance."""
+    against the instance (the arrivals only with ``arrivals``: a schedule on the clock of its
+    time model has them checked by :func:`_clock_arrivals`)."""
     reqs = data.get("requests")
     if not isinstance(reqs, list):
         raise InstanceError(f"{source}: field 'requests' must be a list (missing or not a list)")
@@ -451,6 +491,8 @@ def _v2_starts_and_runs(
             ("arrival", int(instance.arrival[pos]), "the instance says"),
             ("completion", p + o, f"start {p} + decode length {o} give"),
         ):
+            if key == "arrival" and not arrivals:
+                continue
             if key in r and not _same_ints(r[key], value):
                 raise InstanceError(
                     f"{source}: {who}: field {key!r} is {_brief(r[key])}, but {why} {value}"

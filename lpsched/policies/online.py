@@ -14,6 +14,21 @@ while the check of SPEC section 4 passes, and stops at the first request that do
 * ``online-mcsf``: the arrived requests by ``o_i`` (then index).
 * ``online-fcfs``: by arrival (then index); identical to the offline FCFS list executor.
 
+Arrivals in seconds (SPEC section 10). With ``time_model`` given and an instance with
+``arrival_s`` (``alpha_i``, seconds), the executor keeps the clock ``tau`` of the rounds it runs
+(:class:`~lpsched.timing.clock.ArrivalClock`: round ``t`` lasts ``f(P_t, D_t, K_t)`` for what it
+actually runs in ``t``; an idle round lasts ``f(0, 0, 0)``) and request ``i`` becomes visible at
+the first decision time ``a_i = min {p : tau(p) >= alpha_i}`` (its first round ``p + 1``: SPEC
+section 10's ``alpha_i <= tau(t - 1)``), so the time model changes the admissions. The schedule
+is that of the arrival rounds ``a_i`` so found: its instance is the input with ``arrival``
+replaced by them (``arrival_s`` kept), so it is checked in rounds as every schedule is, and
+:func:`~lpsched.timing.seconds.to_seconds` reads its latencies from ``alpha_i``. ``online-fcfs``
+orders by ``alpha_i`` (then index). Everything else is as above (``replan_every``: visible at
+``ceil(a_i / H) H``); without ``arrival_s`` or without a model the executor is the round one,
+unchanged. With ``unit`` and integer ``alpha_i`` it gives the round schedules exactly (tested).
+The clock costs one vectorised evaluation of the model per jump, over the rounds jumped (no
+step per round), and nothing once every request has arrived.
+
 Speed (ours). Decode lengths are known, so the future memory of the running set is exact and kept
 incrementally in a :class:`~lpsched.executor.FutureMemory`. A re-plan whose list is never read
 changes nothing, so the plan is recomputed only when the executor is about to admit: after new
@@ -45,6 +60,8 @@ import numpy as np
 from ..executor import FutureMemory
 from ..instance import MAX_VALUE, Instance
 from ..schedule import Schedule
+from ..timing.clock import NOT_ARRIVED, ArrivalClock, clock_model
+from ..timing.model import TimeModel
 from .planners import KeyPlanner, SortedFPlanner
 
 __all__ = [
@@ -54,6 +71,7 @@ __all__ = [
     "online_fcfs",
     "effective_arrivals",
     "check_replan_every",
+    "clock_model",
 ]
 
 
@@ -112,29 +130,46 @@ def execute_online(
     *,
     replan_every: int | None = None,
     policy: str = "",
+    time_model: TimeModel | str | None = None,
 ) -> Schedule:
     """Run a re-plannable list on arrivals with known decode lengths (strict order).
 
     Parameters
     ----------
     instance : Instance
-        Requests ``(s_i, o_i, a_i)`` and budget ``M`` (tokens, rounds).
+        Requests ``(s_i, o_i, a_i)`` and budget ``M`` (tokens, rounds); optionally arrivals
+        ``alpha_i`` in seconds (``arrival_s``).
     planner : KeyPlanner or SortedFPlanner
         Receives each request at its (effective) arrival; yields the list.
     replan_every : int or None
         See :func:`effective_arrivals`.
     policy : str
         Name recorded in the schedule.
+    time_model : TimeModel or str, optional
+        With an instance that has ``arrival_s``: admit by the arrivals in seconds on the clock
+        of this model (module docstring). Without ``arrival_s`` it changes nothing.
 
     Returns
     -------
     Schedule
-        Feasible; ``info`` holds ``runtime_s`` and ``decisions`` (loop iterations).
+        Feasible; ``info`` holds ``runtime_s`` and ``decisions`` (loop iterations). On the
+        clock: its instance has ``arrival`` = the admission rounds ``a_i`` (rounds) and
+        ``info["time_model"]`` is the model.
+
+    Raises
+    ------
+    KeyError, TimeModelError
+        An unknown or malformed ``time_model``, or one that gives a round a duration that is
+        not a positive finite number of seconds.
 
     Notes
     -----
-    Source: SPEC section 5; see the module docstring for the lazy re-planning argument.
+    Source: SPEC section 5; see the module docstring for the lazy re-planning argument; the
+    clock: SPEC section 10.
     """
+    model = clock_model(instance, time_model)
+    if model is not None:
+        return _execute_online_clock(instance, planner, model, replan_every, policy)
     t0 = time.perf_counter()
     replan_every = check_replan_every(replan_every)
     n = instance.n
@@ -192,6 +227,123 @@ def execute_online(
     )
 
 
+def _execute_online_clock(
+    instance: Instance,
+    planner,
+    model: TimeModel,
+    replan_every: int | None,
+    policy: str,
+) -> Schedule:
+    """:func:`execute_online` with arrivals in seconds on the clock of ``model`` (module
+    docstring): the same decisions, with the visibility round of a request found by the clock
+    as the executor jumps."""
+    t0 = time.perf_counter()
+    H = check_replan_every(replan_every)
+    n = instance.n
+    s = instance.prefill.tolist()
+    o = instance.decode.tolist()
+    assert instance.arrival_s is not None  # clock_model said so
+    alpha = instance.arrival_s.tolist()
+    clock = ArrivalClock(model, instance.arrival_s)
+    order, rounds = clock.order, clock.rounds
+    fm = FutureMemory(instance.memory)
+    started = [False] * n
+    start = [0] * n
+    small: list[tuple[int, int]] = []
+    ap = 0
+    admitted = 0
+    decisions = 0
+    INF = float("inf")
+
+    cache: list = [-1, None, None, None]  # the future memory as arrays, at `admitted` adds
+
+    def loads(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
+        # D(r) = N, K(r) = A + r N at the first completion >= r (FutureMemory). A prune only
+        # forgets completions before the rounds asked, so arrays copied since the last add
+        # still answer exactly.
+        if cache[0] != admitted:
+            cache[:] = [
+                admitted,
+                np.asarray(fm.cs[fm.head :], dtype=np.int64),
+                np.asarray(fm.A[fm.head :], dtype=np.int64),
+                np.asarray(fm.N[fm.head :], dtype=np.int64),
+            ]
+        _, cs, A, N = cache
+        r = np.arange(r0, r1, dtype=np.int64)
+        j = np.searchsorted(cs, r, side="left")
+        return N[j], A[j] + r * N[j]
+
+    def last_busy() -> int:
+        return fm.cs[-1] if len(fm.cs) > fm.head else 0
+
+    def visible(i: int) -> int:
+        a = rounds[i]
+        return a if H is None else -(-a // H) * H
+
+    def next_visible(limit: int | None) -> float:
+        """The visibility round of the next request not yet visible, advancing the clock at
+        most to ``limit``; INF if that is later than ``limit``."""
+        if ap >= n:
+            return INF
+        i = order[ap]
+        if rounds[i] == NOT_ARRIVED:
+            clock.advance(limit, loads, last_busy(), alpha[i])
+            if rounds[i] == NOT_ARRIVED:
+                return INF
+        return visible(i)
+
+    t = int(next_visible(None))
+    while admitted < n:
+        decisions += 1
+        if clock.assigned < n:
+            clock.advance(t, loads, last_busy())
+        if ap < clock.assigned and visible(order[ap]) <= t:
+            batch = []
+            while ap < clock.assigned and visible(order[ap]) <= t:
+                batch.append(order[ap])
+                ap += 1
+            batch.sort(key=lambda i: (visible(i), i))  # as the round executor adds them
+            for i in batch:
+                planner.add(i)
+                heapq.heappush(small, (s[i], i))
+        while small and started[small[0][1]]:
+            heapq.heappop(small)
+        if not small:
+            t = int(next_visible(None))
+            continue
+        fm.prune(t)
+        tf = fm.earliest_start(small[0][0], 1, t)
+        if tf > t:
+            na = next_visible(tf)
+            t = tf if tf < na else int(na)
+            continue
+        h = planner.head()
+        ts = fm.next_start(s[h], o[h], t)
+        if ts == t:
+            planner.pop()
+            started[h] = True
+            start[h] = t
+            fm.add(s[h], t, o[h])
+            if clock.assigned < n:
+                clock.prefill(t + 1, s[h])
+            admitted += 1
+        else:
+            na = next_visible(ts)
+            t = ts if ts < na else int(na)
+    arrived = instance.replace(arrival=np.asarray(rounds, dtype=np.int64))
+    return Schedule(
+        arrived,
+        np.asarray(start, dtype=np.int64),
+        policy=policy,
+        info={
+            "runtime_s": time.perf_counter() - t0,
+            "decisions": decisions,
+            "replan_every": H,
+            "time_model": model,
+        },
+    )
+
+
 def online_sorted_f(
     instance: Instance,
     solver: str = "auto",
@@ -200,6 +352,7 @@ def online_sorted_f(
     sample_size: int = 256,
     quantile: float = 0.9,
     seed: int = 0,
+    time_model: TimeModel | str | None = None,
 ) -> Schedule:
     """Receding-horizon Sorted-F: Phase 1 re-planned over the arrived waiting requests.
 
@@ -215,6 +368,9 @@ def online_sorted_f(
     sample_size, quantile, seed
         Quantile-greedy parameters; each re-plan draws from a generator in the state of
         ``numpy.random.default_rng(seed)``.
+    time_model : TimeModel or str, optional
+        Admit by the arrivals in seconds (``arrival_s``) on this model's clock (module
+        docstring, SPEC section 10); no effect on an instance without ``arrival_s``.
 
     Returns
     -------
@@ -225,6 +381,8 @@ def online_sorted_f(
     ------
     ValueError
         Unknown solver; ``replan_every`` not None or an integer ``>= 1``.
+    KeyError, TimeModelError
+        An unknown or malformed ``time_model``.
 
     Notes
     -----
@@ -240,12 +398,23 @@ def online_sorted_f(
         quantile=quantile,
         seed=seed,
     )
-    sched = execute_online(instance, planner, replan_every=replan_every, policy="online-sorted-f")
+    sched = execute_online(
+        instance,
+        planner,
+        replan_every=replan_every,
+        policy="online-sorted-f",
+        time_model=time_model,
+    )
     sched.info["replans"] = planner.replans
     return sched
 
 
-def online_mcsf(instance: Instance, *, replan_every: int | None = None) -> Schedule:
+def online_mcsf(
+    instance: Instance,
+    *,
+    replan_every: int | None = None,
+    time_model: TimeModel | str | None = None,
+) -> Schedule:
     """Online MC-SF: the arrived waiting requests by decode length ``o_i``, then index.
 
     Parameters
@@ -253,6 +422,8 @@ def online_mcsf(instance: Instance, *, replan_every: int | None = None) -> Sched
     instance : Instance
     replan_every : int or None
         See :func:`effective_arrivals` (default: a request is visible at its arrival).
+    time_model : TimeModel or str, optional
+        Admit by ``arrival_s`` on this model's clock (module docstring, SPEC section 10).
 
     Returns
     -------
@@ -260,10 +431,21 @@ def online_mcsf(instance: Instance, *, replan_every: int | None = None) -> Sched
         Feasible. Source: MC-SF of Jaillet et al., arXiv 2502.07115, section 4 (online form).
     """
     planner = KeyPlanner(instance.decode.tolist())
-    return execute_online(instance, planner, replan_every=replan_every, policy="online-mcsf")
+    return execute_online(
+        instance,
+        planner,
+        replan_every=replan_every,
+        policy="online-mcsf",
+        time_model=time_model,
+    )
 
 
-def online_fcfs(instance: Instance, *, replan_every: int | None = None) -> Schedule:
+def online_fcfs(
+    instance: Instance,
+    *,
+    replan_every: int | None = None,
+    time_model: TimeModel | str | None = None,
+) -> Schedule:
     """Online FCFS: the arrived waiting requests by arrival round, then index.
 
     Parameters
@@ -271,12 +453,23 @@ def online_fcfs(instance: Instance, *, replan_every: int | None = None) -> Sched
     instance : Instance
     replan_every : int or None
         See :func:`effective_arrivals`.
+    time_model : TimeModel or str, optional
+        Admit by ``arrival_s`` on this model's clock (module docstring, SPEC section 10); the
+        list is then by ``alpha_i`` (seconds), then index.
 
     Returns
     -------
     Schedule
-        Feasible; equal to the offline ``fcfs`` list executor when ``replan_every`` is None.
-        Source: SPEC section 4-5 (FCFS of arXiv 2508.06133, section 3).
+        Feasible; equal to the offline ``fcfs`` list executor when ``replan_every`` is None
+        (in rounds). Source: SPEC section 4-5 (FCFS of arXiv 2508.06133, section 3).
     """
-    planner = KeyPlanner(instance.arrival.tolist())
-    return execute_online(instance, planner, replan_every=replan_every, policy="online-fcfs")
+    clocked = clock_model(instance, time_model) is not None
+    key = instance.arrival_s if clocked and instance.arrival_s is not None else instance.arrival
+    planner = KeyPlanner(key.tolist())
+    return execute_online(
+        instance,
+        planner,
+        replan_every=replan_every,
+        policy="online-fcfs",
+        time_model=time_model,
+    )

@@ -61,6 +61,7 @@ from .vllm import vllm, vllm_sf
 __all__ = [
     "Policy",
     "POLICIES",
+    "CLOCK_POLICIES",
     "list_policy",
     "register_policy",
     "ENTRY_POINT_GROUP",
@@ -151,7 +152,9 @@ POLICIES: dict[str, Policy] = {
 }
 
 # Policies with their own executor (eviction, online re-planning, preemption): SPEC sections
-# 5 and 6, and the production-style baselines of section 4.
+# 5 and 6, and the production-style baselines of section 4. Those that declare ``time_model``
+# admit by arrivals in seconds (``arrival_s``) on that model's clock (SPEC section 10):
+# :data:`CLOCK_POLICIES`.
 _PHASE1_OPTIONS = ("solver", "sample_size", "quantile", "seed")
 for _p in (
     Policy(
@@ -166,23 +169,37 @@ for _p in (
         "Sorted-F on the A_min estimates, re-planned after evictions",
         ("online", *_PHASE1_OPTIONS),
     ),
-    Policy("online-fcfs", online_fcfs, "online FCFS over the arrived requests", ("replan_every",)),
-    Policy("online-mcsf", online_mcsf, "online MC-SF: arrived requests by o_i", ("replan_every",)),
+    Policy(
+        "online-fcfs",
+        online_fcfs,
+        "online FCFS over the arrived requests",
+        ("replan_every", "time_model"),
+    ),
+    Policy(
+        "online-mcsf",
+        online_mcsf,
+        "online MC-SF: arrived requests by o_i",
+        ("replan_every", "time_model"),
+    ),
     Policy(
         "online-sorted-f",
         online_sorted_f,
         "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
-        ("replan_every", *_PHASE1_OPTIONS),
+        ("replan_every", *_PHASE1_OPTIONS, "time_model"),
     ),
     Policy(
         "vllm",
         vllm,
         "production-style: FCFS queue, admission by current memory, recompute preemption",
+        ("time_model",),
     ),
-    Policy("vllm-sf", vllm_sf, "as vllm with the queue by decode length o_i"),
+    Policy("vllm-sf", vllm_sf, "as vllm with the queue by decode length o_i", ("time_model",)),
 ):
     POLICIES[_p.name] = _p
 _BUILTIN = frozenset(POLICIES)
+#: The built-in policies that admit by arrivals in seconds under a time model (they declare
+#: the option ``time_model``; SPEC section 10).
+CLOCK_POLICIES = tuple(name for name, p in POLICIES.items() if "time_model" in p.options)
 
 
 class PolicyError(ValueError):

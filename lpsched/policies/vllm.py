@@ -36,6 +36,16 @@ which ``S + (t+2) K``, an upper bound on ``m(t+2)``, exceeds ``M`` (closed form)
 exactly those at which steps 1-3 do nothing, so the result equals the round-by-round reading
 (tested against it). A visit costs O(log K) per admission, completion or preemption.
 
+Arrivals in seconds (SPEC section 10). With ``time_model`` and an instance with ``arrival_s``
+(``alpha_i``, seconds), "``a_h <= t``" reads "``alpha_h <= tau(t)``" on the clock of the rounds
+run so far (:class:`~lpsched.timing.clock.ArrivalClock`; round ``t + 1`` pays the prefill of the
+runs started at ``t``, a preempted request's restart included, so a recompute costs its prompt
+again in seconds and delays every later arrival's admission); ``vllm``'s queue is by ``alpha_i``
+then index. The schedule's instance has ``arrival`` = each request's admission round ``a_i =
+min {p : tau(p) >= alpha_i}``. The next visit to an arrival is found by advancing the clock
+over the rounds up to the next other event, vectorised (no step per round); once every
+request has arrived the clock is no longer kept.
+
 Source: SPEC section 4 (ours, modelled on vLLM's scheduler: Kwon et al., *Efficient Memory
 Management for Large Language Model Serving with PagedAttention*, SOSP 2023, recompute
 preemption of the latest-arrived request); the event skipping is ours.
@@ -51,6 +61,8 @@ import numpy as np
 
 from ..instance import Instance
 from ..schedule import Schedule
+from ..timing.clock import NOT_ARRIVED, ArrivalClock, clock_model
+from ..timing.model import TimeModel
 from .baselines import fcfs_order, mcsf_order
 
 __all__ = ["execute_preemptive", "vllm", "vllm_sf"]
@@ -67,17 +79,27 @@ def _check_order(order: np.ndarray, n: int) -> np.ndarray:
     return arr
 
 
-def execute_preemptive(instance: Instance, order: np.ndarray, *, policy: str = "") -> Schedule:
+def execute_preemptive(
+    instance: Instance,
+    order: np.ndarray,
+    *,
+    policy: str = "",
+    time_model: TimeModel | str | None = None,
+) -> Schedule:
     """Run a queue with admission by current memory and recompute preemption (module docstring).
 
     Parameters
     ----------
     instance : Instance
-        Requests ``(s_i, o_i, a_i)`` (tokens, tokens, rounds) and the budget ``M`` (tokens).
+        Requests ``(s_i, o_i, a_i)`` (tokens, tokens, rounds) and the budget ``M`` (tokens);
+        optionally arrivals ``alpha_i`` in seconds (``arrival_s``).
     order : ndarray of int, shape (n,)
         The initial queue ``Q``, a permutation of ``range(n)``, head first.
     policy : str
         Name recorded in the schedule.
+    time_model : TimeModel or str, optional
+        With ``arrival_s``: admit by the arrivals in seconds on this model's clock (module
+        docstring, SPEC section 10); without ``arrival_s`` no effect.
 
     Returns
     -------
@@ -86,12 +108,16 @@ def execute_preemptive(instance: Instance, order: np.ndarray, *, policy: str = "
         one round, ``(request, start, end, completed)``. ``info``: ``order`` (the initial queue,
         shape (n,)), ``preemptions`` (every preemption, those of a request admitted at the same
         decision time included), ``wasted_tokens`` (output tokens emitted by cut runs and lost),
-        ``visits`` (decision times visited), ``runtime_s``. Feasible, runs included.
+        ``visits`` (decision times visited), ``runtime_s``; on the clock ``time_model``, and
+        the instance has ``arrival`` = the admission rounds. Feasible, runs included.
 
     Raises
     ------
     ValueError
         ``order`` is not a permutation of ``range(n)``.
+    KeyError, TimeModelError
+        An unknown or malformed ``time_model``, or one that gives a round a duration that is
+        not a positive finite number of seconds.
 
     Notes
     -----
@@ -104,7 +130,15 @@ def execute_preemptive(instance: Instance, order: np.ndarray, *, policy: str = "
     queue_order = _check_order(order, n)
     s = instance.prefill.tolist()
     o = instance.decode.tolist()
-    a = instance.arrival.tolist()
+    model = clock_model(instance, time_model)
+    clock = None
+    if model is None:
+        a = instance.arrival.tolist()
+    else:
+        assert instance.arrival_s is not None  # clock_model said so
+        alpha = instance.arrival_s.tolist()
+        clock = ArrivalClock(model, instance.arrival_s)
+        a = clock.rounds  # filled in by the clock as it reaches each arrival
     queue = deque(queue_order.tolist())
     run_start = [-1] * n  # start of the current run, -1 while waiting
     ends: list[tuple[int, int, int]] = []  # heap of (C_j, j, p_j); stale once j is preempted
@@ -115,8 +149,19 @@ def execute_preemptive(instance: Instance, order: np.ndarray, *, policy: str = "
     runs: list[tuple[int, int, int, int]] = []
     done = preemptions = wasted = visits = 0
     t = 0
+
+    def loads(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
+        # the running set is fixed until the next visit, which comes at a completion at latest
+        r = np.arange(r0, r1, dtype=np.int64)
+        return np.full(r.size, K, dtype=np.int64), S + r * K
+
+    def last_busy() -> int:
+        return ends[0][0] if K else 0  # ends[0]: the running set's first completion
+
     while True:
         visits += 1
+        if clock is not None and clock.assigned < n:
+            clock.advance(t, loads, last_busy())
         # 1. completions
         while ends and ends[0][0] <= t:
             c, j, p = heapq.heappop(ends)
@@ -176,6 +221,14 @@ def execute_preemptive(instance: Instance, order: np.ndarray, *, policy: str = "
             stack.pop()  # keep the stack from growing with completed runs
         while ends and run_start[ends[0][1]] != ends[0][2]:
             heapq.heappop(ends)  # a preempted run's completion is no event
+        if clock is not None and clock.assigned < n:
+            clock.prefill(t + 1, sum(s[h] for h in admitted if run_start[h] == t))
+            if queue and a[queue[0]] == NOT_ARRIVED:  # run the clock to the head's arrival
+                lim = ends[0][0] if ends else None
+                if K:
+                    tp = max(t + 1, (M - S) // K - 1)
+                    lim = tp if lim is None or tp < lim else lim
+                clock.advance(lim, loads, last_busy(), alpha[queue[0]])
         nxt = ends[0][0] if ends else None
         if queue:
             h = queue[0]
@@ -189,29 +242,35 @@ def execute_preemptive(instance: Instance, order: np.ndarray, *, policy: str = "
         if nxt is None:  # pragma: no cover - a request fits an empty cache (s_i + o_i <= M)
             raise RuntimeError("preemptive executor stalled")
         t = nxt
-    runtime = time.perf_counter() - t0
+    info: dict = {
+        "order": queue_order,
+        "preemptions": preemptions,
+        "wasted_tokens": wasted,
+        "visits": visits,
+        "runtime_s": time.perf_counter() - t0,
+    }
+    if clock is not None:
+        instance = instance.replace(arrival=np.asarray(a, dtype=np.int64))
+        info["time_model"] = model
     return Schedule(
         instance,
         np.asarray(start, dtype=np.int64),
         policy=policy,
-        info={
-            "order": queue_order,
-            "preemptions": preemptions,
-            "wasted_tokens": wasted,
-            "visits": visits,
-            "runtime_s": runtime,
-        },
+        info=info,
         runs=np.asarray(runs, dtype=np.int64).reshape(-1, 4),
     )
 
 
-def vllm(instance: Instance) -> Schedule:
+def vllm(instance: Instance, *, time_model: TimeModel | str | None = None) -> Schedule:
     """``vllm``: the production-style baseline with the queue by arrival, then index.
 
     Parameters
     ----------
     instance : Instance
         Requests ``(s_i, o_i, a_i)`` and the budget ``M`` (tokens).
+    time_model : TimeModel or str, optional
+        With ``arrival_s``: admit by the arrivals in seconds on this model's clock, the queue
+        by ``alpha_i`` then index (module docstring, SPEC section 10).
 
     Returns
     -------
@@ -224,16 +283,23 @@ def vllm(instance: Instance) -> Schedule:
     token fit the current memory and recomputes the latest-admitted request when the cache runs
     out. Source: SPEC section 4 (ours, modelled on vLLM's scheduler).
     """
-    return execute_preemptive(instance, fcfs_order(instance), policy="vllm")
+    if clock_model(instance, time_model) is not None and instance.arrival_s is not None:
+        order = np.argsort(instance.arrival_s, kind="stable")
+    else:
+        order = fcfs_order(instance)
+    return execute_preemptive(instance, order, policy="vllm", time_model=time_model)
 
 
-def vllm_sf(instance: Instance) -> Schedule:
+def vllm_sf(instance: Instance, *, time_model: TimeModel | str | None = None) -> Schedule:
     """``vllm-sf``: the same admission and preemption with the queue by ``o_i``, then index.
 
     Parameters
     ----------
     instance : Instance
         Requests ``(s_i, o_i, a_i)`` and the budget ``M`` (tokens).
+    time_model : TimeModel or str, optional
+        With ``arrival_s``: admit by the arrivals in seconds on this model's clock (module
+        docstring, SPEC section 10).
 
     Returns
     -------
@@ -248,4 +314,6 @@ def vllm_sf(instance: Instance) -> Schedule:
     does, while an engine orders only the requests it has; compare with ``online-mcsf``
     there. Source: SPEC section 4 (ours).
     """
-    return execute_preemptive(instance, mcsf_order(instance), policy="vllm-sf")
+    return execute_preemptive(
+        instance, mcsf_order(instance), policy="vllm-sf", time_model=time_model
+    )

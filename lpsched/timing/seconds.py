@@ -12,9 +12,10 @@ Round ``t`` lasts ``d(t) = f(P_t, D_t, K_t)`` seconds, with
 
 ``tau(t) = d(1) + ... + d(t)`` (``tau(0) = 0``) is the wall-clock end of round ``t``. Request
 ``i`` (start ``p_i`` of its final run, completion ``C_i``, arrival round ``a_i``, arrival
-``alpha_i = tau(a_i)`` seconds unless given) has latency ``tau(C_i) - alpha_i``, time to first
-token ``tau(p_i + 1) - alpha_i`` and time per output token ``(tau(C_i) - tau(p_i + 1)) / (o_i -
-1)`` for ``o_i > 1``. A round with nothing running lasts ``f(0, 0, 0)``.
+``alpha_i`` seconds: given, or the instance's ``arrival_s``, else ``tau(a_i)``) has latency
+``tau(C_i) - alpha_i``, time to first token ``tau(p_i + 1) - alpha_i`` and time per output
+token ``(tau(C_i) - tau(p_i + 1)) / (o_i - 1)`` for ``o_i > 1``. A round with nothing
+running lasts ``f(0, 0, 0)``.
 
 The loads come from difference arrays over the busy rounds (the rounds in which some run is
 processed; the idle gaps between them are compressed, each idle round costing ``f(0, 0, 0)``),
@@ -242,7 +243,8 @@ class ScheduleSeconds:
         Time per output token ``(tau(C_i) - tau(p_i + 1)) / (o_i - 1)`` seconds; NaN for
         ``o_i = 1``.
     arrival_s : ndarray of float64, shape (n,)
-        ``alpha_i`` seconds (``tau(a_i)`` unless given to :func:`to_seconds`).
+        ``alpha_i`` seconds (given to :func:`to_seconds`, else the instance's ``arrival_s``,
+        else ``tau(a_i)``).
     output_tokens : int
         ``sum_i o_i``.
     makespan : int
@@ -300,6 +302,56 @@ class ScheduleSeconds:
         return _tau_at(
             self.busy_first, self.busy_last, self.busy_offset, self.busy_tau, self.idle_s, rounds
         )
+
+    def admission_rounds(self, arrival_s: Any) -> np.ndarray:
+        """The first decision time at which each arrival has happened on this clock.
+
+        Parameters
+        ----------
+        arrival_s : array_like of float, any shape
+            Arrival times ``alpha`` in seconds (finite).
+
+        Returns
+        -------
+        ndarray of int64, the shape of ``arrival_s``
+            ``min {p >= 0 : tau(p) >= alpha}`` (rounds): a request arriving at ``alpha`` may
+            start at ``p`` (first round ``p + 1``) from then on. Beyond the makespan the rounds
+            are idle (``f(0, 0, 0)`` each).
+
+        Raises
+        ------
+        ValueError
+            An arrival that is not finite.
+
+        Notes
+        -----
+        The rule of the online executors with arrivals in seconds, "admits at round ``t``
+        only the requests with ``alpha_i <= tau(t - 1)``" (``t = p + 1``): with a schedule they
+        made, these are its arrival rounds exactly (the executors' clock is this ``tau``, bit
+        for bit). Bisection on :meth:`tau_at`. Source: SPEC section 10.
+        """
+        alpha = np.asarray(arrival_s, dtype=np.float64)
+        if alpha.size and not np.all(np.isfinite(alpha)):
+            raise ValueError("arrival_s must be finite numbers of seconds")
+        flat = alpha.ravel()
+        out = np.zeros(flat.shape, dtype=np.int64)
+        todo = np.flatnonzero(flat > 0)  # tau(0) = 0 reaches the others
+        if todo.size:
+            a = flat[todo]
+            end = self.tau_at(self.makespan)
+            over = np.maximum(a - end, 0.0) / self.idle_s
+            hi = self.makespan + np.ceil(over).astype(np.int64) + 2
+            lo = np.zeros(a.shape, dtype=np.int64)  # tau(lo) < a <= tau(hi)
+            while True:
+                gap = np.flatnonzero(hi - lo > 1)
+                if not gap.size:
+                    break
+                mid = (lo[gap] + hi[gap]) // 2
+                reached = self.tau_at(mid) >= a[gap]
+                hi[gap[reached]] = mid[reached]
+                lo[gap[~reached]] = mid[~reached]
+            out[todo] = hi
+        return out.reshape(alpha.shape)
 
     def tau_profile(self, *, max_rounds: int = MAX_ROUNDS) -> tuple[np.ndarray, np.ndarray]:
         """``tau`` at every round ``0 .. makespan``: ``(rounds, tau)``, both shape
@@ -392,8 +444,12 @@ def to_seconds(
         A model, or its command-line form ``NAME[:key=value,...]``
         (:func:`~lpsched.timing.registry.parse_time_model`).
     arrival_s : array_like of float, shape (n,), optional
-        Arrivals ``alpha_i`` in seconds on the clock of ``tau`` (``tau(0) = 0``); default
-        ``tau(a_i)``, the end of the arrival round.
+        Arrivals ``alpha_i`` in seconds on the clock of ``tau`` (``tau(0) = 0``); default the
+        instance's own ``arrival_s`` when it has one (an online executor's schedule with
+        arrivals in seconds, :mod:`lpsched.policies.online`), else ``tau(a_i)``, the end of
+        the arrival round. A schedule that did not admit by these arrivals (a round policy on
+        an instance with ``arrival_s``) may start a request before ``alpha_i``: its TTFT and
+        latency then count from a time after the start.
     max_rounds : int, default :data:`MAX_ROUNDS`
         Most busy rounds converted (memory: 8 bytes each).
 
@@ -439,7 +495,9 @@ def to_seconds(
     def at(rounds: np.ndarray) -> np.ndarray:
         return _tau_at(runs.first, runs.last, runs.offset, tau, idle, rounds)
 
-    if arrival_s is None:
+    if arrival_s is None and inst.arrival_s is not None:
+        alpha = np.array(inst.arrival_s, dtype=np.float64)
+    elif arrival_s is None:
         alpha = at(inst.arrival)
     else:
         alpha = np.array(arrival_s, dtype=np.float64)

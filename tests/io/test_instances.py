@@ -317,3 +317,61 @@ def test_the_default_instance_is_package_data_and_the_generator_draw():
     assert inst.name == "default" and (inst.n, inst.memory) == (2000, 16492)
     for field in ("prefill", "decode", "arrival"):
         assert np.array_equal(getattr(inst, field), getattr(drawn, field)), field
+
+
+# --------------------------------------------------------------------------- arrival_s
+def test_json_round_trip_with_arrival_seconds(tmp_path):
+    inst = Instance.from_arrays(
+        [3, 0, 7], [2, 5, 1], 20, [0, 1, 4], arrival_s=[0.0, 0.1 + 0.2, 12.5], name="sec"
+    )
+    path = tmp_path / "sec.json"
+    write_instance(inst, path)
+    lines = [line.strip().rstrip(",") for line in path.read_text().splitlines()]
+    assert (
+        '{"id": "r1", "prefill": 0, "decode": 5, "arrival": 1, "arrival_s": 0.30000000000000004}'
+        in lines
+    )
+    back = read_instance(path)
+    assert back.arrival_s.tolist() == [0.0, 0.1 + 0.2, 12.5]  # exact (repr of the float)
+    assert back.arrival.tolist() == [0, 1, 4]
+    assert back[2].arrival_s == 12.5
+
+
+def test_without_arrival_seconds_nothing_changes(tmp_path):
+    inst = Instance.from_arrays([3, 0], [2, 5], 20, [0, 1])
+    write_instance(inst, tmp_path / "a.json")
+    assert "arrival_s" not in (tmp_path / "a.json").read_text()
+    assert read_instance(tmp_path / "a.json").arrival_s is None
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [(-0.5, "-0.5"), ("NaN", "NaN"), ("Infinity", "Infinity"), (True, "True"), ("3", "'3'")],
+)
+def test_bad_arrival_seconds_names_file_request_and_field(tmp_path, value, shown):
+    reqs = [dict(r) for r in GOOD]
+    for r in reqs:
+        r["arrival_s"] = 1.0
+    if value in ("NaN", "Infinity"):  # JSON literals Python's json reads
+        path = tmp_path / "bad.json"
+        text = json.dumps(_doc(reqs)).replace(
+            '"arrival_s": 1.0}, {"id": "c"', f'"arrival_s": {value}}}, {{"id": "c"'
+        )
+        path.write_text(text)
+    else:
+        reqs[1]["arrival_s"] = value
+        path = _write_json(tmp_path / "bad.json", _doc(reqs))
+    with pytest.raises(InstanceError) as err:
+        read_instance(path)
+    msg = str(err.value)
+    assert "bad.json" in msg and "request 'b'" in msg and "'arrival_s'" in msg and shown in msg
+    assert len(msg.splitlines()) == 1
+
+
+def test_arrival_seconds_for_some_requests_only(tmp_path):
+    reqs = [dict(r) for r in GOOD]
+    reqs[0]["arrival_s"] = 0.0
+    with pytest.raises(
+        InstanceError, match="request 'b': missing field 'arrival_s'.*every request"
+    ):
+        read_instance(_write_json(tmp_path / "part.json", _doc(reqs)))

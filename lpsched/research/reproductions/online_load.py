@@ -2,7 +2,18 @@
 to overload, with Poisson arrivals on the paper's mix and with the Azure conversation trace's
 own arrivals (and lengths).
 
-Source: ours (SPEC section 5).
+With a time model (``time_model=``, ``lpsched reproduce online-load --time-model NAME``) the
+study runs in seconds (SPEC section 10): arrivals in seconds (``arrival_s``), the policies
+admitting on the model's clock, latencies in seconds from arrival. The load is measured in
+seconds: ``rho = lambda_s d_bar / capacity`` with ``lambda_s`` the arrival rate (requests per
+second), ``capacity`` the nominal capacity in requests per round and ``d_bar`` the mean round
+duration of offline Sorted-F on the same requests under the model
+(:func:`~lpsched.generators.arrivals.seconds_capacity`): ``rho = 1`` is the rate at which the
+cache is full on average with rounds as long as when it is full. Poisson arrivals are the same
+exponential draws as the round table's, in seconds and unrounded. The rows go to
+``online-load-seconds.csv``; the rows in rounds are untouched.
+
+Source: ours (SPEC sections 5 and 10).
 """
 
 from __future__ import annotations
@@ -16,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ...datasets import cached_trace_dir, skipped
-from ...generators.arrivals import nominal_capacity, trace_window
+from ...generators.arrivals import nominal_capacity, seconds_capacity, trace_window
 from ...generators.workloads import PAPER_WORKLOAD, generate
 from ...instance import Instance
 from ...io import read_trace_csv, require_files
@@ -24,8 +35,9 @@ from ...policies.registry import run_policy
 from ...schedule import latency_stats
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
 from ...sweeps.tables import markdown_table, mean_by, write_report
+from ...timing import TimeModel, parse_time_model, round_loads, to_seconds
 
-__all__ = ["NAME", "DESCRIPTION", "ONLINE_POLICIES", "TRACE_FILE", "run"]
+__all__ = ["NAME", "DESCRIPTION", "ONLINE_POLICIES", "TRACE_FILE", "SECONDS_NAME", "run"]
 
 NAME = "online-load"
 DESCRIPTION = (
@@ -52,6 +64,32 @@ ONLINE_FIELDS = [
     "runtime_s",
 ]
 TRACE_FILE = "splitwise_conv.csv"
+#: The sweep (and CSV) of the study in seconds.
+SECONDS_NAME = "online-load-seconds"
+SECONDS_FIELDS = [
+    "source",
+    "load",
+    "seed",
+    "n",
+    "memory",
+    "policy",
+    "rate_s",
+    "round_ms",
+    "time_scale",
+    "mean_latency_s",
+    "p50_latency_s",
+    "p90_latency_s",
+    "p99_latency_s",
+    "mean_ttft_s",
+    "throughput_s",
+    "makespan_s",
+    "busy_round_ms",
+    "prefill_per_round",
+    "decoding_per_round",
+    "mean_latency",
+    "replans",
+    "runtime_s",
+]
 
 
 def _online_instance(
@@ -88,6 +126,7 @@ def run(
     trace_dir: str | os.PathLike[str] | None = None,
     solver: str = "auto",
     workload: str = PAPER_WORKLOAD,
+    time_model: TimeModel | str | None = None,
     **engine: Any,
 ) -> str:
     """Online FCFS, MC-SF and receding-horizon Sorted-F from light load to overload.
@@ -117,6 +156,14 @@ def run(
         :func:`~lpsched.policies.sorted_f.resolve_phase1`, swap at n = 2000).
     workload : str
         Workload of the source ``poisson`` (default ``paper-mix``, the paper's mix).
+    time_model : TimeModel or str, optional
+        Run the study in seconds under this model (module docstring): ``loads`` are loads in
+        seconds, arrivals ``arrival_s`` (Poisson: ``rho`` times
+        :func:`~lpsched.generators.arrivals.seconds_capacity` requests per second; trace: the
+        window's own ``arrived_at``, time-scaled to that rate), the policies admit on the
+        model's clock, and the table gives latencies in seconds and what the rounds cost
+        (mean busy round, prefill tokens and decoding requests per busy round). Rows go to
+        ``online-load-seconds.csv`` with the model in their parameters. Default: rounds.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep`.
 
@@ -124,14 +171,32 @@ def run(
     -------
     str
         Markdown, one table per source: per load, mean and p99 latency of each policy (mean
-        over seeds, rounds), the ratios MC-SF / RH-Sorted-F and FCFS / RH-Sorted-F of mean
-        latency (mean over seeds) and where RH-Sorted-F is best.
+        over seeds, rounds; seconds with ``time_model``), the ratios MC-SF / RH-Sorted-F and
+        FCFS / RH-Sorted-F of mean latency (mean over seeds) and where RH-Sorted-F is best.
+
+    Raises
+    ------
+    KeyError, TimeModelError
+        An unknown or malformed ``time_model``.
 
     Notes
     -----
     Every schedule is checked. Under overload latency grows with ``n`` (the queue builds up),
-    so the numbers compare policies at equal ``n``. Source: ours (SPEC section 5).
+    so the numbers compare policies at equal ``n``. Source: ours (SPEC sections 5 and 10).
     """
+    if time_model is not None:
+        return _run_seconds(
+            Path(out_dir),
+            parse_time_model(time_model),
+            seeds=seeds,
+            n=n,
+            memory=memory,
+            loads=loads,
+            trace_dir=trace_dir,
+            solver=solver,
+            workload=workload,
+            **engine,
+        )
     out = Path(out_dir)
     note = None
     if trace_dir is None:
@@ -298,4 +363,273 @@ def _online_figure(rows, src: str):
         panels.append((series, stat.replace("_", " ") + " (rounds)"))
     return plot_panels(
         panels, xlabel="nominal load rho", title=f"Online load sweep ({src})", logy=True
+    )
+
+
+# ---------------------------------------------------------------------- in seconds
+def _run_seconds(
+    out: Path,
+    model: TimeModel,
+    *,
+    seeds: Sequence[int],
+    n: int,
+    memory: int,
+    loads: Sequence[float],
+    trace_dir: str | os.PathLike[str] | None,
+    solver: str,
+    workload: str,
+    **engine: Any,
+) -> str:
+    """The study in seconds under ``model`` (:func:`run` with ``time_model``)."""
+    note = None
+    if trace_dir is None:
+        trace_dir = cached_trace_dir(["conversation"])
+        if trace_dir is None:
+            note = skipped("the 'trace' table (Azure conversation arrivals)", ["conversation"])
+    tdir = None if trace_dir is None else require_files(trace_dir, [TRACE_FILE])
+    sources = ["poisson"] + (["trace"] if tdir is not None else [])
+    rows = tuple({"policy": p} for p in ONLINE_POLICIES)
+    tasks = [
+        Task({"source": src, "load": f"{float(load):g}", "seed": seed}, rows)
+        for src in sources
+        for load in loads
+        for seed in seeds
+    ]
+    sweep = Sweep(
+        SECONDS_NAME,
+        SECONDS_FIELDS,
+        ["source", "load", "seed", "policy"],
+        tasks,
+        partial(
+            _seconds_rows,
+            n=n,
+            memory=memory,
+            solver=solver,
+            trace_dir=tdir,
+            workload=workload,
+            model=model.spec,
+        ),
+        params={
+            "n": n,
+            "memory": memory,
+            "solver": solver,
+            "workload": workload,
+            "traces": trace_identity(tdir, [TRACE_FILE]),
+            "time_model": model.to_dict(),
+        },
+        types={
+            "n": int,
+            "mean_latency_s": finite_float,
+            "p50_latency_s": finite_float,
+            "p99_latency_s": finite_float,
+            "throughput_s": finite_float,
+            "makespan_s": finite_float,
+            "busy_round_ms": finite_float,
+            "runtime_s": seconds,
+        },
+        check=_check_seconds_row,
+    )
+    done = run_sweep(sweep, out, **engine)
+    from ...plotting.style import save_figure
+
+    parts = []
+    for src in sources:
+        sel = [r for r in done if r["source"] == src]
+        if sel:
+            parts.append(_seconds_table(sel, src, n, model))
+            save_figure(
+                _seconds_figure(sel, src, model), out / f"{SECONDS_NAME}-{src}.png", dpi=120
+            )
+    if note is not None:
+        parts.append(f"Note: {note}.")
+    return write_report(out, NAME, "\n\n".join(parts))
+
+
+def _seconds_instance(
+    source: str,
+    load: float,
+    seed: int,
+    n: int,
+    memory: int,
+    trace_dir: Path | None,
+    workload: str,
+    model: TimeModel,
+    solver: str,
+) -> tuple[Instance, float, float, float]:
+    """The instance at load ``load`` in seconds: (instance with ``arrival_s``, rate in
+    requests per second, saturated mean round ``d_bar`` in seconds, time scale of the trace's
+    seconds or nan)."""
+    if source == "poisson":
+        base = generate(workload, n, memory, seed=seed)
+        cap_s, d_bar = seconds_capacity(base, model, solver=solver)
+        rate = load * cap_s
+        inst = generate(workload, n, memory, seed=seed, arrival_rate_s=rate)
+        return inst, rate, d_bar, float("nan")
+    assert trace_dir is not None
+    path = trace_dir / TRACE_FILE
+    s, o, t = read_trace_csv(path)
+    assert t is not None  # the conversation trace has arrived_at
+    offset = (seed * 3 * n) % max(1, s.size - n)
+    sl = slice(offset, offset + n)
+    base = Instance.from_arrays(s[sl], o[sl], memory, name=f"{TRACE_FILE}-o{offset}-n{n}")
+    cap_s, d_bar = seconds_capacity(base, model, solver=solver)
+    rate = load * cap_s
+    tw = t[sl] - float(t[sl].min())
+    span = float(tw.max())
+    scale = (n - 1) / (rate * span)  # the window's own pattern at `rate` requests per second
+    return base.replace(arrival_s=tw * scale), rate, d_bar, scale
+
+
+def _seconds_rows(
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    *,
+    n: int,
+    memory: int,
+    solver: str,
+    trace_dir: Path | None,
+    workload: str,
+    model: str,
+) -> Iterator[dict[str, Any]]:
+    """One (source, load, seed) in seconds: every missing online policy on one arrival
+    sequence, on the clock of ``model`` (its command-line form: plug-ins parse in workers)."""
+    tm = parse_time_model(model)
+    inst, rate, d_bar, scale = _seconds_instance(
+        params["source"],
+        float(params["load"]),
+        params["seed"],
+        n,
+        memory,
+        trace_dir,
+        workload,
+        tm,
+        solver,
+    )
+    for key in missing:
+        sched = run_policy(inst, key["policy"], solver=solver, time_model=tm).check()
+        secs = to_seconds(sched, tm)
+        st = secs.stats()
+        P, D, K = round_loads(sched)
+        busy = D > 0
+        d = tm.durations(P[busy], D[busy], K[busy])
+        yield {
+            **key,
+            "n": n,
+            "memory": memory,
+            "rate_s": rate,
+            "round_ms": 1000.0 * d_bar,
+            "time_scale": scale,
+            **{k: st[k] for k in ("mean_latency_s", "p50_latency_s", "p90_latency_s")},
+            "p99_latency_s": st["p99_latency_s"],
+            "mean_ttft_s": st["mean_ttft_s"],
+            "throughput_s": st["throughput_requests_s"],
+            "makespan_s": st["makespan_s"],
+            "busy_round_ms": 1000.0 * float(d.mean()),
+            "prefill_per_round": float(P[busy].mean()),
+            "decoding_per_round": float(D[busy].mean()),
+            "mean_latency": latency_stats(sched)["mean_latency"],
+            "replans": sched.info.get("replans", "-"),
+            "runtime_s": sched.info["runtime_s"],
+        }
+
+
+def _check_seconds_row(v: Mapping[str, Any]) -> str | None:
+    """A row read back must be possible: positive latencies ordered ``p50 <= p99``, a
+    positive throughput, makespan and busy round."""
+    if not (0 < v["p50_latency_s"] <= v["p99_latency_s"] and v["mean_latency_s"] > 0):
+        return "latencies not positive or p50 above p99"
+    if v["throughput_s"] <= 0 or v["makespan_s"] <= 0 or v["busy_round_ms"] <= 0:
+        return "a non-positive throughput, makespan or round duration"
+    return None
+
+
+_SHORT = {"online-fcfs": "FCFS", "online-mcsf": "MC-SF", "online-sorted-f": "RH-SF"}
+
+
+def _seconds_table(rows, src: str, n: int, model: TimeModel) -> str:
+    loads = sorted({float(r["load"]) for r in rows})
+    by = {(float(r["load"]), r["seed"], r["policy"]): r for r in rows}
+    seeds = sorted({r["seed"] for r in rows})
+
+    def mean(load: float, p: str, stat: str) -> float:
+        v = [float(by[(load, s, p)][stat]) for s in seeds if (load, s, p) in by]
+        return float(np.mean(v)) if v else float("nan")
+
+    main, cost = [], []
+    for load in loads:
+        row: dict[str, Any] = {"load rho": f"{load:g}"}
+        row["req/s"] = f"{mean(load, 'online-fcfs', 'rate_s'):.3f}"
+        for stat, lab in (("mean_latency_s", "mean"), ("p99_latency_s", "p99")):
+            for p in ONLINE_POLICIES:
+                row[f"{lab} {_SHORT[p]} (s)"] = f"{mean(load, p, stat):.1f}"
+        for p in ("online-mcsf", "online-fcfs"):
+            v = [
+                float(by[(load, s, p)]["mean_latency_s"])
+                / float(by[(load, s, "online-sorted-f")]["mean_latency_s"])
+                for s in seeds
+                if (load, s, p) in by and (load, s, "online-sorted-f") in by
+            ]
+            row[f"{_SHORT[p]}/RH-SF"] = f"{float(np.mean(v)) if v else float('nan'):.3f}"
+        wins = sum(
+            1
+            for s in seeds
+            if (load, s, "online-sorted-f") in by
+            and all(
+                float(by[(load, s, "online-sorted-f")]["mean_latency_s"])
+                < float(by[(load, s, p)]["mean_latency_s"])
+                for p in ("online-mcsf", "online-fcfs")
+                if (load, s, p) in by
+            )
+        )
+        row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
+        main.append(row)
+        for p in ONLINE_POLICIES:
+            cost.append(
+                {
+                    "load rho": f"{load:g}",
+                    "policy": _SHORT[p],
+                    "busy round (ms)": f"{mean(load, p, 'busy_round_ms'):.1f}",
+                    "prefill tokens / round": f"{mean(load, p, 'prefill_per_round'):.0f}",
+                    "decoding / round": f"{mean(load, p, 'decoding_per_round'):.1f}",
+                    "mean TTFT (s)": f"{mean(load, p, 'mean_ttft_s'):.1f}",
+                    "req/s served": f"{mean(load, p, 'throughput_s'):.3f}",
+                    "mean latency (rounds)": f"{mean(load, p, 'mean_latency'):.0f}",
+                }
+            )
+    d_bar = np.mean([float(r["round_ms"]) for r in rows])
+    title = {
+        "poisson": "Poisson arrivals in seconds, the paper's mix (or the workload given)",
+        "trace": "Azure conversation trace, own arrivals in seconds (time-scaled)",
+    }[src]
+    head = (
+        f"**{title}**, time model {model.name} (n = {n}, mean over seeds {', '.join(seeds)}; "
+        f"latencies in seconds from arrival; load rho = arrival rate x saturated round "
+        f"{d_bar:.1f} ms (offline Sorted-F, mean over seeds) / nominal capacity per round; "
+        "RH-SF = receding-horizon Sorted-F)"
+    )
+    return (
+        head
+        + "\n\n"
+        + markdown_table(main, list(main[0]))
+        + "\n\nWhat the rounds cost (busy rounds only; mean over seeds):\n\n"
+        + markdown_table(cost, list(cost[0]))
+    )
+
+
+def _seconds_figure(rows, src: str, model: TimeModel):
+    from ...plotting.curves import plot_panels
+
+    panels = []
+    for stat in ("mean_latency_s", "p99_latency_s"):
+        series = {}
+        for p in ONLINE_POLICIES:
+            m = mean_by([r for r in rows if r["policy"] == p], ("load",), stat)
+            xs = sorted(m, key=lambda k: float(k[0]))
+            series[p] = ([float(x[0]) for x in xs], [m[x] for x in xs])
+        panels.append((series, stat.replace("_s", "").replace("_", " ") + " (s)"))
+    return plot_panels(
+        panels,
+        xlabel="load rho (in seconds)",
+        title=f"Online load sweep in seconds ({src}, {model.name})",
+        logy=True,
     )
