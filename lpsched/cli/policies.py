@@ -61,7 +61,7 @@ def _on_the_clock(inst: Instance, model: TimeModel | None, names: list[str]) -> 
     ``--time-model``); then a policy that admits by rounds is a usage error (exit 2)."""
     if model is None or inst.arrival_s is None:
         return False
-    clock = [n for n in names if "time_model" in parse_policy(n)[0].options]
+    clock = [n for n in names if parse_policy(n)[0].clock]
     others = [n for n in names if n not in clock]
     if others:
         raise click.UsageError(
@@ -143,7 +143,7 @@ def run(
         check_options(names, policy_options, _OWN_FLAGS)
     clocked = _on_the_clock(inst, model, names)
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
-    if clocked:
+    if model is not None:  # to the policies that declare it: a clock, or a plan in seconds
         opts["time_model"] = model
     solver = opts["solver"]
     results, skipped, seconds = [], [], []
@@ -312,8 +312,9 @@ def schedule(
     check_output(output, instance)
     check_options(policy_names(policy, "--policy"), policy_options, _OWN_FLAGS)
     inst = load_instance(instance)
+    _on_the_clock(inst, model, [policy])
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
-    if _on_the_clock(inst, model, [policy]):
+    if model is not None:  # to the policies that declare it: a clock, or a plan in seconds
         opts["time_model"] = model
     with solver_chatter_to_stderr():
         sched = run_policy(inst, policy, **opts).check()

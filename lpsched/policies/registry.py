@@ -96,6 +96,10 @@ class Policy:
     backfill : bool
         Whether ``NAME+backfill`` exists: ``run`` then takes ``backfill=``. Policies with their
         own executor run in strict order only.
+    clock : bool
+        Whether the policy admits by arrivals in seconds (``arrival_s``) on the clock of the
+        time model given as its option ``time_model`` (SPEC section 10). A policy may take a
+        ``time_model`` only to plan with it (``sorted-f-seconds``) and not run on a clock.
     """
 
     name: str
@@ -103,6 +107,7 @@ class Policy:
     description: str
     options: tuple[str, ...] = ()
     backfill: bool = False
+    clock: bool = False
 
 
 def list_policy(
@@ -152,9 +157,9 @@ POLICIES: dict[str, Policy] = {
 }
 
 # Policies with their own executor (eviction, online re-planning, preemption): SPEC sections
-# 5 and 6, and the production-style baselines of section 4. Those that declare ``time_model``
-# admit by arrivals in seconds (``arrival_s``) on that model's clock (SPEC section 10):
-# :data:`CLOCK_POLICIES`.
+# 5 and 6, and the production-style baselines of section 4. Those marked ``clock`` admit by
+# arrivals in seconds (``arrival_s``) on the clock of their option ``time_model`` (SPEC
+# section 10): :data:`CLOCK_POLICIES`.
 _PHASE1_OPTIONS = ("solver", "sample_size", "quantile", "seed")
 for _p in (
     Policy(
@@ -174,32 +179,42 @@ for _p in (
         online_fcfs,
         "online FCFS over the arrived requests",
         ("replan_every", "time_model"),
+        clock=True,
     ),
     Policy(
         "online-mcsf",
         online_mcsf,
         "online MC-SF: arrived requests by o_i",
         ("replan_every", "time_model"),
+        clock=True,
     ),
     Policy(
         "online-sorted-f",
         online_sorted_f,
         "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
         ("replan_every", *_PHASE1_OPTIONS, "time_model"),
+        clock=True,
     ),
     Policy(
         "vllm",
         vllm,
         "production-style: FCFS queue, admission by current memory, recompute preemption",
         ("time_model",),
+        clock=True,
     ),
-    Policy("vllm-sf", vllm_sf, "as vllm with the queue by decode length o_i", ("time_model",)),
+    Policy(
+        "vllm-sf",
+        vllm_sf,
+        "as vllm with the queue by decode length o_i",
+        ("time_model",),
+        clock=True,
+    ),
 ):
     POLICIES[_p.name] = _p
 _BUILTIN = frozenset(POLICIES)
-#: The built-in policies that admit by arrivals in seconds under a time model (they declare
-#: the option ``time_model``; SPEC section 10).
-CLOCK_POLICIES = tuple(name for name, p in POLICIES.items() if "time_model" in p.options)
+#: The built-in policies that admit by arrivals in seconds on a time model's clock
+#: (:attr:`Policy.clock`; SPEC section 10).
+CLOCK_POLICIES = tuple(name for name, p in POLICIES.items() if p.clock)
 
 
 class PolicyError(ValueError):
