@@ -21,6 +21,7 @@ import click
 
 from ..instance import Instance, InstanceError
 from ..io import default_instance, read_instance
+from ..io.instances import DEFAULT_INSTANCE_FILE
 from ..plugins import PluginError, import_plugins
 from ..policies.registry import PolicySelectionError, check_policy_options, parse_policy
 from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
@@ -34,19 +35,31 @@ EXIT_INTERRUPTED = 130
 
 def check_output(output: str | None, *inputs: str | None) -> None:
     """Refuse an ``-o`` file that is one of the command's input files (the same path, or the
-    same file through a link), before any work: the run would overwrite what it reads.
+    same file through a link; an input None is the shipped default instance), or that names a
+    folder (a trailing ``/``, or an existing directory), before any work: the run would
+    overwrite what it reads.
 
     Raises
     ------
     click.BadParameter
         Naming both paths (exit code 2).
     """
-    if output is None or not os.path.exists(output):
+    if output is None:
+        return
+    if output.endswith(("/", os.sep)) or os.path.isdir(output):
+        raise click.BadParameter(
+            f"{output} names a folder; give a file name (such as {output.rstrip('/' + os.sep)}"
+            f"{os.sep}out.json)",
+            param_hint="-o",
+        )
+    if not os.path.exists(output):
         return
     for given in inputs:
-        if given is not None and os.path.exists(given) and os.path.samefile(output, given):
+        path = str(DEFAULT_INSTANCE_FILE) if given is None else given
+        if os.path.exists(path) and os.path.samefile(output, path):
+            what = "the shipped default instance" if given is None else "the input file"
             raise click.BadParameter(
-                f"{output} is the input file {given}: the run would overwrite it; write elsewhere",
+                f"{output} is {what} {path}: the run would overwrite it; write elsewhere",
                 param_hint="-o",
             )
 

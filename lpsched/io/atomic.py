@@ -1,7 +1,8 @@
 """Writing a file whole or not at all: :func:`atomic_write_text` and its :class:`WriteError`.
 
 Every writer of lpsched writes through :func:`atomic_write_text` (SPEC section 9's files,
-reports, priority lists). Source: ours.
+reports, priority lists), or, for a file a solver writes itself (an exported model), writes a
+temporary file and puts it in place with :func:`install_file`. Source: ours.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["WriteError", "atomic_write_text"]
+__all__ = ["WriteError", "atomic_write_text", "install_file"]
 
 
 class WriteError(OSError):
@@ -100,3 +101,32 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, encoding: str 
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def install_file(tmp: str | os.PathLike[str], path: str | os.PathLike[str]) -> None:
+    """Put the finished temporary file ``tmp`` (in the folder of ``path``) at ``path`` as
+    :func:`atomic_write_text` does: a symbolic link is followed (the link stays), a target that
+    exists and is not a regular file (``/dev/null``, a FIFO) is written in place from ``tmp``
+    and never renamed over, and a regular file is replaced in one step. ``tmp`` is gone
+    afterwards, also on an error.
+
+    Raises
+    ------
+    OSError
+        From the copy or the rename (the caller names the path). Source: ours.
+    """
+    target = Path(path)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    try:
+        if target.exists() and not target.is_file():  # a device or a FIFO: write into it
+            with open(tmp, "rb") as src, open(target, "wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+            return
+        with contextlib.suppress(OSError):  # a replaced file keeps its permission bits
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

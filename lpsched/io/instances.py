@@ -251,6 +251,11 @@ def write_instance(instance: Instance, path: str | os.PathLike[str]) -> None:
     atomic_write_text(path, f'{head},\n "requests": [\n  {lines}\n ]\n}}\n')
 
 
+#: The shipped default instance's file (package data; a ``Traversable``, a path when the
+#: package is installed as files).
+DEFAULT_INSTANCE_FILE = resources.files("lpsched").joinpath("data/default.json")
+
+
 def default_instance() -> Instance:
     """The shipped default instance, the paper's setting (package data: works from a wheel).
 
@@ -268,5 +273,7 @@ def default_instance() -> Instance:
     -----
     Source: ours (issue 19 chose the setting, issue 20 made it package data).
     """
-    ref = resources.files("lpsched").joinpath("data/default.json")
-    return instance_from_dict(json.loads(ref.read_text(encoding="utf-8")), source=str(ref))
+    return instance_from_dict(
+        json.loads(DEFAULT_INSTANCE_FILE.read_text(encoding="utf-8")),
+        source=str(DEFAULT_INSTANCE_FILE),
+    )

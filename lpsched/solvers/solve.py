@@ -39,6 +39,7 @@ from ..bounds import combinatorial_bound
 from ..formulations.horizon import Horizon, horizon_t1, tight_horizon
 from ..formulations.time_indexed import build_model, time_indexed_matrix
 from ..instance import Instance
+from ..io.atomic import install_file
 from ..policies.local_search import best_heuristic, improve_schedule
 from ..schedule import Schedule
 from .backends import cpsat, highs, pyomo
@@ -676,7 +677,7 @@ def export_model(
         if not tmp.is_file():
             raise OSError("Pyomo wrote no file")
         highs.prepend_header(tmp, fmt, header)
-        os.replace(tmp, p)
+        install_file(tmp, p)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise OSError(f"{p}: cannot write the model: {exc.strerror or exc}") from exc

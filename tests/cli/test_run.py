@@ -302,6 +302,58 @@ def test_an_output_that_is_the_input_is_refused_before_the_run(tmp_path, command
     assert inst.read_bytes() == MIX10.read_bytes()
 
 
+@pytest.mark.parametrize("command", ["schedule", "priorities", "certify", "exact", "export"])
+def test_an_output_with_a_trailing_slash_or_the_default_instance_is_refused(tmp_path, command):
+    """Issue 22, item 1 (an attacker's pass): ``-o inst.json/`` passed the input check (the
+    path does not exist with the slash) and the write went to ``inst.json``; ``-o`` naming the
+    shipped default instance, with no INSTANCE given, overwrote the package's data."""
+    from lpsched.io.instances import DEFAULT_INSTANCE_FILE
+
+    inst = tmp_path / "inst.json"
+    inst.write_bytes(MIX10.read_bytes())
+    extra = {
+        "schedule": ["--policy", "fcfs"],
+        "priorities": ["--policy", "fcfs"],
+        "export": ["--format", "lp"],
+    }.get(command, [])
+    for target in (f"{inst}/", f"{tmp_path}/"):
+        r = invoke(command, str(inst), *extra, "-o", target)
+        assert r.exit_code == 2, r.output
+        assert "names a folder" in r.output or "is a directory" in r.output
+    assert inst.read_bytes() == MIX10.read_bytes()
+    if command == "certify":  # the one of these whose INSTANCE is optional
+        before = DEFAULT_INSTANCE_FILE.read_bytes()
+        r = invoke(command, "-o", str(DEFAULT_INSTANCE_FILE))
+        assert r.exit_code == 2, r.output
+        assert "is the shipped default instance" in r.output
+        assert DEFAULT_INSTANCE_FILE.read_bytes() == before
+
+
+def test_export_writes_into_a_fifo_and_follows_a_link(tmp_path):
+    """Issue 22, item 1 (an attacker's pass): ``export`` renamed its temporary file over any
+    target: a FIFO (or ``/dev/null`` as root) became a regular file, a link was replaced."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe.lp"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    r = invoke("export", str(MIX10), "--format", "lp", "-o", str(fifo))
+    reader.join(30)
+    assert r.exit_code == 0, r.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got and got[0].startswith(b"\\")
+    target, link = tmp_path / "model.mps", tmp_path / "link.mps"
+    target.write_text("old")
+    os.symlink(target, link)
+    r = invoke("export", str(MIX10), "--format", "mps", "-o", str(link))
+    assert r.exit_code == 0, r.output
+    assert link.is_symlink() and "ROWS" in target.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.mps", "model.mps", "pipe.lp"]
+
+
 # ------------------------------------------------------------------ --option KEY=VALUE (issue 22)
 
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from ...formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
 from ...formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
+from ...io.atomic import install_file
 from ...schedule import memory_at
 from ..progress import Observer
 from ..result import Answer, run_interruptible
@@ -563,7 +564,7 @@ def write_model(
             raise OSError(f"{target}: cannot write the model: HiGHS {what}")
         if header:
             prepend_header(tmp, fmt, header)
-        os.replace(tmp, target)
+        install_file(tmp, target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         if str(target) in str(exc):
