@@ -259,10 +259,13 @@ def fetch(names: Iterable[str] | None = None, *, progressbar: bool = False) -> d
 def _copy_file(url: str, output_file: Any, pooch_object: Any, check_only: bool = False) -> Any:
     """A pooch downloader for ``file://`` URLs (pooch knows http, ftp, sftp and doi): copy
     the local file to ``output_file`` (a path or a binary file object); ``check_only``: whether
-    it exists. Raises :class:`FileNotFoundError` when it does not. Source: ours."""
+    it exists. Raises :class:`FileNotFoundError` when it does not, :class:`OSError` when it is
+    not a regular file (a FIFO, a device, also through a link). Source: ours."""
     source = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
     if check_only:
         return source.is_file()
+    if source.exists() and not source.resolve().is_file():  # a FIFO would hang, /dev/zero fill
+        raise OSError(f"{source} is not a regular file")
     with source.open("rb") as src:
         if hasattr(output_file, "write"):
             shutil.copyfileobj(src, output_file)

@@ -217,3 +217,21 @@ def test_time_limit_must_be_finite():
     inst = Instance.from_arrays([1, 1], [1, 1], 4)
     with pytest.raises(ValueError, match="time_limit"):
         improve_lns(inst, best_heuristic(inst), time_limit=math.inf)
+
+
+@given(
+    st.lists(st.integers(-(10**6), 10**6), min_size=1, max_size=60),
+    st.integers(1, 60),
+)
+def test_sliding_min_is_the_minimum_of_every_window(values, width):
+    """The O(len) sliding minimum (an attacker's pass: the strided min was O(len * o), and a
+    decode length of 10^6 kept certify past its limit and deaf to SIGTERM for minutes)."""
+    from lpsched.certify.methods.lns import sliding_min
+
+    g = np.array(values, dtype=np.int64)
+    if width > g.size:
+        with pytest.raises(ValueError, match="window width"):
+            sliding_min(g, width)
+        return
+    naive = [int(g[i : i + width].min()) for i in range(g.size - width + 1)]
+    assert sliding_min(g, width).tolist() == naive
