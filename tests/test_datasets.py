@@ -178,9 +178,9 @@ def test_a_file_url_mirror_is_copied_and_checked(cache, tmp_path, monkeypatch):
     with pytest.raises(datasets.TraceDownloadError, match="No such file"):
         datasets.fetch(["sharegpt"])  # bad/ has no such file
     # a FIFO would block the copy forever, a link to /dev/zero fill the disk
-    os.mkfifo(bad / "splitwise_code.csv")
-    (bad / "bwb_stats_llama2_tokenizer_filtered_v2.csv").symlink_to("/dev/zero")
-    for name in ("code", "translation"):
+    os.mkfifo(bad / datasets.TRACES["summarization"].file)
+    (bad / datasets.TRACES["translation"].file).symlink_to("/dev/zero")
+    for name in ("summarization", "translation"):
         with pytest.raises(datasets.TraceDownloadError, match="is not a regular file"):
             datasets.fetch([name])
 
