@@ -16,7 +16,9 @@ The schedule is never changed: a time model only reads it in seconds
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -238,8 +240,9 @@ class TimeModel:
         ------
         TimeModelError
             Loads of different shapes or not flat; the function raised (its error in the
-            message); or it returned a result of another shape, or a duration that is not a
-            positive finite number of seconds (the message gives the first such round's load).
+            message) or called ``sys.exit``; or it returned a result of another shape, or a
+            duration that is not a positive finite number of seconds (the message gives the
+            first such round's load).
 
         Notes
         -----
@@ -247,8 +250,14 @@ class TimeModel:
         """
         P, D, K = _loads(prefill_tokens, decoding, kv_tokens)
         try:
-            out = self.function(P, D, K, **self.values)
+            with contextlib.redirect_stdout(sys.stderr):  # a plug-in's print, off a JSON
+                out = self.function(P, D, K, **self.values)
             d = np.asarray(out, dtype=np.float64)
+        except SystemExit as exc:  # would end the run without a word
+            raise TimeModelError(
+                f"time model {self.name!r} called sys.exit({exc.code!r}); a time model returns "
+                "durations or raises an exception"
+            ) from None
         except Exception as exc:
             raise TimeModelError(
                 f"time model {self.name!r} failed: {type(exc).__name__}: {exc}"

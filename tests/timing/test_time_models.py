@@ -129,6 +129,25 @@ def test_durations_are_validated():
         TimeModel("b", bad, parameters=(("sign", True),))
 
 
+def test_a_time_model_that_exits_or_prints(capsys):
+    """An attacker's pass: ``sys.exit(3)`` inside a time model ended ``run`` with exit 3 and
+    no word, and its ``print`` went into ``--json``. Now an error naming it, and stderr."""
+    import sys
+
+    def leaves(P, D, K):
+        sys.exit(3)
+
+    def chatty(P, D, K):
+        print("computing a round")
+        return np.ones(P.shape)
+
+    with pytest.raises(TimeModelError, match=r"'leaves' called sys.exit\(3\)"):
+        TimeModel("leaves", leaves).duration(0, 0, 0)
+    assert TimeModel("chatty", chatty).duration(1, 1, 1) == 1.0
+    out = capsys.readouterr()
+    assert out.out == "" and "computing a round" in out.err
+
+
 def test_register_time_model_plugin(clean_models):
     def flat(prefill_tokens, decoding, kv_tokens, round_s=0.02, per_token_s=0.0):
         """A fixed round plus a cost per prefill token."""
