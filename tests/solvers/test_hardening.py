@@ -6,6 +6,7 @@ from __future__ import annotations
 import _thread
 import itertools
 import math
+import os
 import threading
 import time
 from functools import partial
@@ -134,8 +135,13 @@ def test_mip_gap_and_threads_out_of_range_are_refused(solver):
     for gap in (-0.1, 1.5, math.nan, math.inf, "0"):
         with pytest.raises(ValueError, match=r"mip_gap must be a finite number in \[0, 1\]"):
             solve_exact(inst, solver=solver, mip_gap=gap)
-    for threads in (0, -1, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="threads must be None .* an integer from 1 to 4,096"):
+    from lpsched.solvers.options import MAX_THREADS
+
+    assert MAX_THREADS == max(8, 4 * (os.cpu_count() or 1))
+    for threads in (0, -1, 1.5, True, "2", MAX_THREADS + 1, 4096):
+        with pytest.raises(
+            ValueError, match=f"threads must be None .* an integer from 1 to {MAX_THREADS:,}"
+        ):
             solve_exact(inst, solver=solver, threads=threads)
 
 
