@@ -5,7 +5,8 @@ A reproduction declares a :class:`Sweep`: its tasks, the function that computes 
 missing rows, the CSV columns and the columns that identify a row, the parameters shared by
 every row, and how to check a row read back. :func:`run_sweep` then
 
-* takes a lock on the output folder, so two runs never write one CSV at once;
+* takes a lock on the output folder (a file in the user's cache, :func:`lock_path`), so two
+  runs never write one CSV at once;
 * reads the CSV if it exists. Every row carries its **provenance**: the sweep parameters, the
   lpsched version, the git commit of the code (with ``-dirty`` for uncommitted changes) and the
   solver versions. A row counts only when all four match the current run; rows of other
@@ -77,6 +78,7 @@ __all__ = [
     "solver_threads",
     "run_folder",
     "results_root",
+    "lock_path",
     "trace_identity",
     "run_sweep",
 ]
@@ -574,6 +576,19 @@ def _label(params: Mapping[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in params.items())
 
 
+def lock_path(out_dir: str | os.PathLike[str]) -> Path:
+    """The lock file of the results folder ``out_dir``: in the user's cache
+    (``pooch.os_cache("lpsched")/locks``), named by a digest of the folder's resolved path, so
+    that two runs writing one folder (under any of its names) exclude each other and the
+    results folder holds only results. Source: ours."""
+    import pooch
+
+    key = hashlib.sha256(str(Path(out_dir).resolve()).encode()).hexdigest()[:16]
+    folder = Path(pooch.os_cache("lpsched")) / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{key}.lock"
+
+
 def run_sweep(
     sweep: Sweep,
     out_dir: str | os.PathLike[str],
@@ -641,7 +656,7 @@ def run_sweep(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{sweep.name}.csv"
-    lock = FileLock(str(out / ".lpsched.lock"))
+    lock = FileLock(str(lock_path(out)))
     try:
         lock.acquire(timeout=0)
     except Timeout:

@@ -174,10 +174,16 @@ def test_fresh_keeps_a_backup(tmp_path):
 
 
 def test_a_second_writer_is_refused(tmp_path):
-    lock = FileLock(str(tmp_path / ".lpsched.lock"))
+    from lpsched.sweeps.engine import lock_path
+
+    (tmp_path / "out").mkdir()
+    os.symlink(tmp_path / "out", tmp_path / "alias")  # the same folder by another name
+    lock = FileLock(str(lock_path(tmp_path / "out")))
     with lock, pytest.raises(SweepLockedError, match="another lpsched run is writing here"):
-        run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
-    assert run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)  # free again
+        run_sweep(_sweep(_tasks([0])), tmp_path / "alias", progress=False)
+    assert run_sweep(_sweep(_tasks([0])), tmp_path / "out", progress=False)  # free again
+    # issue 22, item 13: the results folder holds the results only (the lock was left there)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["r.csv"]
 
 
 def test_other_columns_are_refused(tmp_path):
