@@ -20,6 +20,7 @@ policies), :mod:`~lpsched.cli.timing` (time-models), :mod:`~lpsched.cli.check` (
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 import click
@@ -32,15 +33,21 @@ __all__ = ["main"]
 
 
 class _Main(click.Group):
-    """The command group; a Ctrl-C that no command handles itself (during ``run``,
+    """The command group; a Ctrl-C or SIGTERM that no command handles itself (during ``run``,
     ``schedule``, ``generate``, a plug-in's code) exits with 130 and one line, not click's
-    ``Aborted!`` with exit 1."""
+    ``Aborted!`` with exit 1 (or a silent death by SIGTERM)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # kill: as Ctrl-C, not -15
+            signal.signal(signal.SIGTERM, _terminate)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             interrupted("stopped before it finished; no output file was replaced")
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt("SIGTERM")
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -318,3 +318,46 @@ def test_a_signal_while_the_extensions_load_is_held_until_they_have(monkeypatch)
             pytest.fail("the block must not run after a held signal")
     assert loaded == [True]
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_sigterm_stops_run_with_exit_130(tmp_path):
+    """An attacker's pass: ``run``, ``schedule`` and ``generate`` died silently (-15) on
+    SIGTERM. The command group turns it into the Ctrl-C path. The signal is sent once the
+    policy is running (a marker file the wrapper's policy writes), not after a fixed sleep."""
+    import subprocess
+    import sys
+    import time
+
+    marker = tmp_path / "running"
+    script = (
+        "import sys, time, pathlib, numpy, lpsched\n"
+        "def slow(instance):\n"
+        f"    pathlib.Path({str(marker)!r}).touch()\n"
+        "    time.sleep(600)\n"
+        "    return numpy.arange(instance.n)\n"
+        "lpsched.register_policy('slow', slow)\n"
+        "from lpsched.cli import main\n"
+        "sys.argv = ['lpsched', 'run', sys.argv[1], '--policies', 'slow']\n"
+        "main()\n"
+    )
+    inst = tmp_path / "i.json"
+    inst.write_bytes(read_instance_bytes())
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(inst)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "lpsched: interrupted" in err
+
+
+def read_instance_bytes() -> bytes:
+    from reference.shipped import MIX10
+
+    return MIX10.read_bytes()
