@@ -12,12 +12,19 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from lpsched import plugins
 from lpsched.executor import execute
 from lpsched.instance import Instance
 from lpsched.policies import registry
+
+# No property test may fail because the machine is slow (issue 22, item 11): no per-example
+# deadline and no too_slow health check; everything else is hypothesis' default. A test's own
+# ``suppress_health_check`` replaces this list, so those name too_slow as well.
+settings.register_profile("lpsched", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("lpsched")
 
 
 def pytest_addoption(parser):

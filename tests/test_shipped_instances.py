@@ -16,13 +16,19 @@ from lpsched.solvers.solve import lp_bound, solve_exact
 
 ROOT = INSTANCES
 EXACT = sorted((ROOT / "exact").glob("*.json"))
+#: Proven in 5-6 s here (the others in under 2 s): marked slow.
+SLOW_TO_PROVE = {"mix15-s1", "mix15-s3"}
 
 
-@pytest.mark.parametrize("path", EXACT, ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_TO_PROVE else p for p in EXACT],
+    ids=lambda p: p.stem,
+)
 def test_exact_instance_reference_values(path):
     inst = read_instance(path)
     meta = inst.metadata
-    res = solve_exact(inst, "highs", time_limit=120)
+    res = solve_exact(inst, "highs", time_limit=None)  # proven at any speed
     assert res.status == SolveStatus.OPTIMAL
     assert res.objective == meta["optimal_tel"]
     res.schedule.check()

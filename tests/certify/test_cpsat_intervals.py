@@ -234,15 +234,21 @@ def test_bad_options_are_refused(kwargs, word):
 
 def test_ctrl_c_stops_cpsat_and_propagates():
     inst = scaled_mix(30, 0)
-    timer = threading.Timer(3.0, _thread.interrupt_main)
-    t0 = time.perf_counter()
+    fired: list[float] = []
+
+    def ctrl_c() -> None:
+        fired.append(time.perf_counter())
+        _thread.interrupt_main()
+
+    timer = threading.Timer(3.0, ctrl_c)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             solve_cpsat_intervals(inst, best_heuristic(inst), time_limit=120, threads=1)
     finally:
         timer.cancel()
-    assert time.perf_counter() - t0 < 30
+    assert fired  # stopped by the Ctrl-C, not by the 120 s limit
+    assert time.perf_counter() - fired[0] < 60  # a hang guard, from the Ctrl-C
 
 
 def test_an_exception_in_a_callback_stops_cpsat_and_is_raised():
@@ -258,4 +264,4 @@ def test_an_exception_in_a_callback_stops_cpsat_and_is_raised():
             inst, _fcfs(inst), time_limit=120, threads=1, observer=Observer(on_incumbent=boom)
         )
     assert len(called) == 1  # the search stopped at the first failure
-    assert time.perf_counter() - called[0] < 10
+    assert time.perf_counter() - called[0] < 60  # a hang guard, from the failure

@@ -51,7 +51,10 @@ def test_exact_verbose_streams_the_solver_log_and_updates(solver, log_line):
 def test_exact_without_verbose_is_quiet_off_a_terminal():
     proc = lpsched("exact", EXACT, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "optimal"
-    assert proc.stderr == ""  # a short run off a terminal: no update line, no banner
+    # off a terminal: no banner and no solver log, only the plain update line every 30 s
+    # (none in a run this short, about a second; a loaded machine may pass 30 s); the short
+    # run's silence is tests/solvers/test_progress.py::test_log_is_written_line_by_line_...
+    assert all(UPDATE.match(line) for line in proc.stderr.splitlines()), proc.stderr
 
 
 def test_bound_verbose_streams_the_lp_log():
@@ -68,6 +71,8 @@ def test_max_nonzeros_names_the_option_and_raising_it_proceeds(tmp_path):
     r = invoke("exact", EXACT, "--max-nonzeros", 875)
     assert r.exit_code == 1
     size = int(re.search(r"has ([\d,]+) non-zeros", r.stderr).group(1).replace(",", ""))
+    # T = 23 from the local search's UB 74, which ends by its moves far within its 5 s
+    # (tests/policies/test_local_search.py::test_the_local_search_on_mix10_ends_by_its_moves)
     assert size == 876 and "at horizon T = 23" in r.stderr  # the binary model at T = 23
     r = invoke("exact", EXACT, "--max-nonzeros", size, "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["objective"] == 74
@@ -91,6 +96,8 @@ def test_export_prints_and_records_the_horizon_of_exact(tmp_path, fmt, backend):
     assert r.exit_code == 0, r.output
     facts = json.loads(r.stdout)
     exact = json.loads(invoke("exact", EXACT, "--json").stdout)
+    # 23 from the local search's UB 74, which ends by its moves far within its 5 s
+    # (tests/policies/test_local_search.py::test_the_local_search_on_mix10_ends_by_its_moves)
     assert facts["horizon"] == exact["horizon"] == 23
     assert f"horizon T = {facts['horizon']} (T1 = 63, T2 = 23, start windows)" in r.stderr
     mark = "\\ " if fmt == "lp" else "* "

@@ -253,7 +253,9 @@ def _schedules(draw):
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(_schedules())
 def test_schedule_v2_round_trip_property(tmp_path, sched):
@@ -276,7 +278,9 @@ def test_schedule_v2_round_trip_property(tmp_path, sched):
 
 
 @settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.integers(0, 10_000), st.sampled_from(["amin", "sorted-f-amin", "fcfs"]))
 def test_policy_schedules_round_trip_checked(tmp_path, seed, policy):

@@ -29,7 +29,11 @@ from lpsched.policies.online import online_sorted_f
 
 KERNELS = ("_merge_sorted", "_order_statistics", "_lerp")
 # the backend fixture patches module attributes once per test, the same for every example
-PATCHED = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture]}
+# (too_slow too: a setting here replaces the conftest profile's list)
+PATCHED = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
 
 
 @pytest.fixture(params=["compiled", "python"])

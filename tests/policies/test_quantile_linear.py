@@ -34,7 +34,11 @@ KERNELS = (
     "_frac_le",
 )
 # the backend fixture patches module attributes once per test, the same for every example
-PATCHED = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture]}
+# (too_slow too: a setting here replaces the conftest profile's list)
+PATCHED = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
 
 
 @pytest.fixture(params=["compiled", "python"])

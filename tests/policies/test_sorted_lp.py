@@ -68,7 +68,7 @@ def test_fast_path_at_n_60():
     inst = Instance.from_arrays(s, rng.integers(1, 13, n), 50)
     t0 = time.perf_counter()
     sched = run_policy(inst, "sorted-lp")
-    assert time.perf_counter() - t0 < 20
+    assert time.perf_counter() - t0 < 60  # a hang guard (about 1 s)
     assert sched.check().tel >= lp_bound(inst).bound - 1e-6
 
 

