@@ -32,6 +32,7 @@ def test_stored_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, tmp_path, monkeypatch):
     from nbclient import NotebookClient

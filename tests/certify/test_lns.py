@@ -121,6 +121,7 @@ def test_neighbourhood_matches_enumeration(residual, requests, solver):
 # --------------------------------------------------------------------------- the search
 
 
+@pytest.mark.slow
 @given(tiny_instances(max_n=6), st.sampled_from(["highs", "cpsat"]), st.booleans())
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_lns_never_worse_always_feasible_never_below_optimum(inst, solver, compact):
@@ -149,6 +150,7 @@ def test_lns_never_worse_always_feasible_never_below_optimum(inst, solver, compa
         assert seen[-1] == out.tel
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "optimum", "solver"),
     [

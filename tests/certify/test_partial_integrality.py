@@ -77,6 +77,7 @@ def test_between_lp_and_brute_force(inst, data):
     assert max(bounds) <= full.bound
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", EXACT, ids=[p.stem for p in EXACT])
 def test_shipped_optima_never_exceeded(path):
     inst = read_instance(path)

@@ -35,6 +35,7 @@ def _solve_file(path: Path) -> float:
     return h.getInfo().objective_function_value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "value"), [("time_indexed.py", OPTIMUM), ("time_indexed_lp.py", LP_VALUE)]
 )

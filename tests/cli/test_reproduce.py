@@ -141,6 +141,7 @@ def test_worker_processes_import_the_plugin(own_policy, tmp_path):
     assert tel == {str(s): own_policy.tel(_scaled_mix(s), alpha=0.5) for s in (0, 1)}
 
 
+@pytest.mark.slow
 def test_dask_workers_import_the_plugin(own_policy, tmp_path):
     pytest.importorskip("distributed")
     res = _reproduce(

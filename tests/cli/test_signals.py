@@ -135,6 +135,7 @@ def _assert_interrupted_exact(rc, out, err, waited, tmp_path, schedule):
     return data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "solver,sig",
     [
@@ -185,6 +186,7 @@ def _csv_rows(path):
     return text.splitlines()[1:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sig,when",
     [
@@ -272,6 +274,7 @@ def _children(pids) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux /proc")
 def test_reproduce_with_a_killed_worker_is_one_clear_error_and_resumes(tmp_path):
     import csv
@@ -322,6 +325,7 @@ def test_reproduce_with_a_killed_worker_is_one_clear_error_and_resumes(tmp_path)
     assert "reused 10 of 15" in r.stderr  # uniform-small's n = 6 is new
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="needs Linux /proc")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
 def test_reproduce_with_workers_stops_on_a_signal_and_ends_its_workers(tmp_path, sig):

@@ -151,6 +151,7 @@ def test_arc_flow_equals_column_generation(inst):
     assert flow.bound == pytest.approx(columns.bound, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_monotone_in_nested_windows():
     inst = ref_instance(REFERENCE[0])  # n = 6, LP 36.82, optimum 38
     values = [_bound(inst, W) for W in (1, 2, 4, 8)]

@@ -107,6 +107,7 @@ def test_highs_cpsat_and_brute_force_agree(inst):
 # --------------------------------------------------------------------------- local search, cuts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("aggregate", [True, False])
 def test_cover_cuts_are_valid(aggregate):
     """Every GUB-cover cut separated on the LP holds for feasible schedules (the optimum and

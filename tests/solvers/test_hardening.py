@@ -193,6 +193,7 @@ def _interrupt_after(seconds: float) -> threading.Timer:
     return timer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kwargs",
     [{"solver": "highs"}, {"solver": "cpsat"}, {"backend": "pyomo"}],
@@ -396,6 +397,7 @@ def _schedules(inst: Instance, T: int):
             yield np.array(start)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3)), min_size=2, max_size=4),

@@ -143,6 +143,7 @@ with tempfile.TemporaryDirectory() as d:
 """
 
 
+@pytest.mark.slow
 def test_library_use_prints_nothing_not_even_the_banner():
     """A fresh process (the banner comes once per process): nothing on fd 1 or fd 2."""
     proc = subprocess.run(

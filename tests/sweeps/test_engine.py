@@ -233,6 +233,7 @@ def test_workers_import_the_plugin_modules_of_the_parent(own_policy, tmp_path, m
     assert len(calls) == 2 and os.getpid() not in {pid for pid, _, _ in calls}
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_survives_a_killed_worker(tmp_path):
     pytest.importorskip("distributed")
     from distributed import LocalCluster
