@@ -142,8 +142,10 @@ def test_time_limit_is_respected():
     sched = best_heuristic(inst)
     res = partial_integrality_bound(inst, sched, time_limit=2.0, threads=1, long="all")
     # stopped by the limit at any speed (the MIP of all 30 requests takes minutes): not proven,
-    # the stop reported as the time limit, still a valid bound
-    assert not res.info["optimal"] and "time limit" in res.info["status"].lower()
+    # the stop reported as HiGHS' own time limit or, on a slow machine, as the interrupt our
+    # deadline sends it first; still a valid bound
+    status = res.info["status"].lower()
+    assert not res.info["optimal"] and ("time limit" in status or "interrupted" in status)
     assert res.bound <= 625  # the best schedule known
     assert res.runtime_s < 2.0 + 30  # a hang guard
 
