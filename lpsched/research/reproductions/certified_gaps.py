@@ -125,6 +125,9 @@ FIELDS = [
     "certify_methods",
 ]
 KEY = ["workload", "n", "seed", "time_limit", "policy"]
+#: The columns of a row that describe its instance and certify's run, not its policy: equal
+#: in every row of one instance (they come from one certify run).
+INSTANCE_FIELDS = ("memory", *FIELDS[FIELDS.index("certify_tel") :])
 #: Policy options the reproduction sets itself (``--option`` refuses them).
 RESERVED_OPTIONS = {
     "solver": "certified-gaps chooses Sorted-F's Phase 1 by workload",
@@ -406,23 +409,6 @@ def _optional(parse):
 
     parse_optional.__name__ = f"{parse.__name__} or empty"
     return parse_optional
-
-
-#: The columns of a row that describe its instance and certify's run, not its policy: equal
-#: in every row of one instance (they come from one certify run).
-INSTANCE_FIELDS = (
-    "memory",
-    "certify_tel",
-    "certify_method",
-    "best_tel",
-    "best_method",
-    "bound",
-    "bound_method",
-    "status",
-    "gap",
-    "certify_s",
-    "certify_methods",
-)
 
 
 def _schedule_method(name: str) -> bool:
