@@ -95,13 +95,13 @@ def test_plans_by_size():
         plan = certify_plan(medium, best_heuristic(medium))
         assert plan["size"] == "medium" and plan["methods"][:3] == [
             "local-search",
-            "lp-colgen",
+            "lp-aggregated",
             "lns",
         ]
         assert ("partial-integrality" in plan["methods"]) is partial
     large = read_instance("instances/default.json")
     plan = certify_plan(large, best_heuristic(large))
-    assert plan["size"] == "large" and "lp-colgen" in plan["methods"]
+    assert plan["size"] == "large" and "lp-aggregated" in plan["methods"]
 
 
 def _patched_plan(monkeypatch, runner):

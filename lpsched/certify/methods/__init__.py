@@ -14,6 +14,8 @@ method                   side   module
 ``combinatorial``        lower  :mod:`.combinatorial` (SPEC section 7)
 ``lp``                   lower  :mod:`.lp` (the whole LP relaxation, HiGHS)
 ``lp-colgen``            lower  :mod:`.colgen` (the LP by column generation)
+``lp-aggregated``        both   :mod:`.aggregated` (the LP over windows of rounds, refined;
+                                the schedule listed by its completion times)
 ``partial-integrality``  lower  :mod:`.partial_integrality`
 ``cpsat-intervals``      both   :mod:`.cpsat_intervals`
 ``mip``                  both   :mod:`.mip` (HiGHS on the full MIP)
@@ -39,6 +41,7 @@ MODULES = (
     "combinatorial",
     "lp",
     "colgen",
+    "aggregated",
     "partial_integrality",
     "cpsat_intervals",
     "mip",
