@@ -287,7 +287,7 @@ def test_a_row_read_back_must_be_possible(tmp_path, monkeypatch):
 
 
 def test_paper_scale_instances(tmp_path, monkeypatch):
-    """n = 2000: the default instance and paper-mix seed 1; Sorted-LP's LP does not fit."""
+    """n = 2000: the default instance and paper-mix seeds 1 and 2; Sorted-LP's LP does not fit."""
     shipped = read_instance(ROOT / "instances" / "default.json")
     default = cg.certified_instance("default", 2000, 0)
     assert default.name == shipped.name == "default" and default.memory == 16492
@@ -307,13 +307,18 @@ def test_paper_scale_instances(tmp_path, monkeypatch):
     assert [c[:2] for c in calls] == [
         ("default", 600.0),
         ("paper-mix-n2000-M16492-s1", 600.0),
+        ("paper-mix-n2000-M16492-s2", 600.0),
         ("mix5-s0", 1.0),
     ]
     rows = _rows(tmp_path)
     paper = [r for r in rows if r["n"] == "2000"]
-    assert {(r["workload"], r["seed"]) for r in paper} == {("default", "0"), ("paper-mix", "1")}
+    assert {(r["workload"], r["seed"]) for r in paper} == {
+        ("default", "0"),
+        ("paper-mix", "1"),
+        ("paper-mix", "2"),
+    }
     lp = [r for r in paper if r["policy"] == "sorted-lp"]
-    assert len(lp) == 2 and all(r["tel"] == "" for r in lp)
+    assert len(lp) == 3 and all(r["tel"] == "" for r in lp)
     assert all("above the limit of 20,000,000" in r["note"] for r in lp)
     sf = next(r for r in paper if (r["workload"], r["policy"]) == ("default", "sorted-f"))
     assert int(sf["tel"]) == 6362535  # instances/README.md: Sorted-F with Phase 1 swap
