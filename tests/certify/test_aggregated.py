@@ -146,6 +146,15 @@ def test_every_bound_below_brute_force_and_the_schedule_feasible(inst, width):
     assert sched.feasible and sched.tel >= opt
 
 
+@pytest.mark.parametrize("solver", ["ipm", "pdlp"])
+def test_interior_and_first_order_masters_give_valid_bounds(solver):
+    inst = scaled_mix(30, 2)
+    lp = lp_bound(inst).bound
+    res = aggregated_lp_bound(inst, time_limit=None, master_solver=solver, max_iterations=40)
+    assert "lp_value" not in res.info  # an approximate master value is not claimed
+    assert int(inst.decode.sum()) <= res.bound <= lp * (1 + REL)
+
+
 def test_stopped_early_the_bound_is_still_below_the_lp():
     inst = scaled_mix(80, 1)
     full = lp_bound(inst).bound
@@ -218,6 +227,7 @@ def test_certify_on_a_medium_instance_names_the_method():
         (dict(width=0), "width"),
         (dict(width=2.5), "width"),
         (dict(windows_target=0), "windows_target"),
+        (dict(master_solver="dual"), "master_solver"),
         (dict(time_limit=0), "time_limit"),
         (dict(threads=0), "threads"),
     ],
