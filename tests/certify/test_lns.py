@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 from reference.brute_force import brute_force_tel, tiny_instances
 from reference.shipped import EXACT
 
-from lpsched.certify.methods.lns import ResidualMemory, improve_lns, solve_neighbourhood
+from lpsched.certify.methods.lns import (
+    ResidualMemory,
+    earliest_fit_schedule,
+    improve_lns,
+    solve_neighbourhood,
+)
 from lpsched.executor import execute
 from lpsched.instance import Instance
 from lpsched.io import read_instance
@@ -243,3 +248,52 @@ def test_sliding_min_is_the_minimum_of_every_window(values, width):
         return
     naive = [int(g[i : i + width].min()) for i in range(g.size - width + 1)]
     assert sliding_min(g, width).tolist() == naive
+
+
+def test_earliest_fit_by_hand():
+    inst = Instance.from_arrays([1, 1, 1, 1], [3, 2, 2, 1], 4, name="four")
+    # list 1, 2, 0, 3 (M = 4): 1 at 0 (memory 2, 3 in rounds 1-2); 2 not at 0 (3 + 3 > 4 in
+    # round 2) nor 1 (3 + 2) but at 2; 0 first fits at 4 (rounds 5-7); 3 (one round, 2
+    # tokens) fits at 0 beside 1 (2 + 2 = 4 in round 1), ahead of the list: the executor
+    # would start it at 4
+    sched = earliest_fit_schedule(inst, np.array([1, 2, 0, 3]))
+    assert sched.start.tolist() == [4, 0, 2, 0]
+    assert sched.tel == 7 + 2 + 4 + 1
+    assert execute(inst, np.array([1, 2, 0, 3])).start.tolist() == [4, 0, 2, 4]
+
+
+def _fits_beside(inst, placed: dict[int, int], i: int, p: int) -> bool:
+    """SPEC section 2 from scratch: the memory of every round with request i at p."""
+    runs = {**placed, i: p}
+    end = max(q + int(inst.decode[j]) for j, q in runs.items())
+    for t in range(1, end + 1):
+        mem = sum(
+            int(inst.prefill[j]) + t - q
+            for j, q in runs.items()
+            if q < t <= q + int(inst.decode[j])
+        )
+        if mem > inst.memory:
+            return False
+    return True
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(inst=tiny_instances(), data=st.data())
+def test_earliest_fit_places_each_request_at_its_first_fitting_start(inst, data):
+    order = np.array(data.draw(st.permutations(range(inst.n))))
+    sched = earliest_fit_schedule(inst, order)
+    assert sched.feasible and sched.tel >= brute_force_tel(inst)
+    placed: dict[int, int] = {}
+    for i in order.tolist():
+        p = int(sched.start[i])
+        assert p >= inst.arrival[i] and _fits_beside(inst, placed, i, p)
+        assert not any(_fits_beside(inst, placed, i, q) for q in range(int(inst.arrival[i]), p))
+        placed[i] = p
+
+
+def test_earliest_fit_refuses_a_list_that_is_not_a_permutation():
+    inst = read_instance(EXACT / "mix10-s1.json")
+    for bad in (np.arange(9), np.zeros(10, dtype=int)):
+        with pytest.raises(ValueError, match="permutation"):
+            earliest_fit_schedule(inst, bad)
+    assert earliest_fit_schedule(inst, np.arange(10), deadline=0.0) is None  # long past
