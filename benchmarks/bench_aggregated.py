@@ -11,7 +11,7 @@ Not a test. Prints, with ``threads=1``:
    paper's mix at n = 2000, M = 16,492): ``lp-aggregated``'s bound at each checkpoint
    (``--checkpoints``, seconds), its levels (windows and value), and the LP-order schedule's
    TEL beside Sorted-F's and the combinatorial bound; with ``--colgen``, ``lp-colgen``'s
-   Lagrangian bound at the same limits.
+   Lagrangian bound at the same limits; ``--master-solver ipm|pdlp`` for the other masters.
 
 Run::
 
@@ -25,7 +25,11 @@ import argparse
 import time
 
 from lpsched.bounds import combinatorial_bound
-from lpsched.certify.methods.aggregated import aggregated_lp_bound, lp_order_schedule
+from lpsched.certify.methods.aggregated import (
+    MASTER_SOLVERS,
+    aggregated_lp_bound,
+    lp_order_schedule,
+)
 from lpsched.certify.methods.colgen import colgen_lp_bound
 from lpsched.generators.small import paper_scaled
 from lpsched.io import default_instance, read_instance
@@ -64,7 +68,7 @@ def _timed(seen: list[tuple[float, float]], t0: float):
     return lambda b: seen.append((time.perf_counter() - t0, b))
 
 
-def large(path: str | None, checkpoints: list[float], colgen: bool) -> None:
+def large(path: str | None, checkpoints: list[float], colgen: bool, solver: str) -> None:
     inst = default_instance() if path is None else read_instance(path)
     sched = best_heuristic(inst)
     sf = run_policy(inst, "sorted-f").tel
@@ -75,11 +79,13 @@ def large(path: str | None, checkpoints: list[float], colgen: bool) -> None:
     for limit in checkpoints:
         seen: list[tuple[float, float]] = []
         obs = Observer(on_bound=_timed(seen, time.perf_counter()))
-        ag = aggregated_lp_bound(inst, sched, time_limit=limit, threads=1, observer=obs)
+        ag = aggregated_lp_bound(
+            inst, sched, time_limit=limit, threads=1, observer=obs, master_solver=solver
+        )
         tel = lp_order_schedule(inst, ag.info["mean_start"]).tel
         levels = ", ".join(f"{lv['windows']}: {lv['value']:,.0f}" for lv in ag.info["levels"])
         print(
-            f"lp-aggregated {limit:>5.0f} s: bound {ag.bound:,.0f}, converged "
+            f"lp-aggregated ({solver}) {limit:>5.0f} s: bound {ag.bound:,.0f}, converged "
             f"{ag.info['converged']}, iterations {ag.info['iterations']}, columns "
             f"{ag.info['columns']:,}, windows {ag.info['windows']:,}; LP order TEL {tel:,}"
         )
@@ -101,11 +107,12 @@ def main() -> None:
     parser.add_argument("--instance", default=None)
     parser.add_argument("--checkpoints", type=float, nargs="+", default=[60.0, 300.0])
     parser.add_argument("--colgen", action="store_true")
+    parser.add_argument("--master-solver", default="simplex", choices=MASTER_SOLVERS)
     args = parser.parse_args()
     if not args.no_small:
         small(args.sizes, args.seeds)
     if args.large:
-        large(args.instance, args.checkpoints, args.colgen)
+        large(args.instance, args.checkpoints, args.colgen, args.master_solver)
 
 
 if __name__ == "__main__":
