@@ -31,9 +31,9 @@ the master value *is* the LP value (``info["lp_value"]``). Every window has widt
 so the loop ends at the LP.
 
 The master is small where the round-indexed one is not: at n = 2000 (31,887 rounds of
-Sorted-F's schedule) windows of 64 rounds give about 500 memory rows and a column has
-``o_i / 64 + 2`` non-zeros instead of ``o_i + 1``; the primal simplex re-solves it from its
-basis after new columns.
+Sorted-F's schedule) the first windows are 561 rounds wide, and a column has ``o_i / 561 + 2``
+non-zeros instead of ``o_i + 1``; the primal simplex re-solves it from its basis after new
+columns. The refinements bring it to about 2,000 windows where the memory binds.
 
 Source: the LP of SPEC section 3; aggregation of time-indexed rows and its on-demand
 disaggregation follow the bucket-indexed and time-aggregated formulations of Boland, Clement
@@ -345,7 +345,7 @@ def aggregated_lp_bound(
     horizon: int | None = None,
     windows: bool = True,
     width: int | None = None,
-    windows_target: int = 512,
+    windows_target: int = 64,
     alpha: float = 0.5,
     seed_policies: Sequence[str] = ("fcfs", "mcsf", "size", "sorted-f"),
     tol: float = 1e-7,
@@ -376,8 +376,13 @@ def aggregated_lp_bound(
     width : int, optional
         First window width (rounds). Default: the makespan of the seed columns over
         ``windows_target``, rounded up.
-    windows_target : int, default 512
-        Number of first windows when ``width`` is not given.
+    windows_target : int, default 64
+        Number of first windows over the seed columns' makespan when ``width`` is not given.
+        At n = 2000 (makespan 31,887 rounds) 64 gives windows of 561 rounds, whose level is
+        solved in 6 s (5,225,649) and refined to 5,419,241 after 77 s and 5,421,725 after
+        200 s; 512 (windows of 71 rounds) reaches 5,419,134 after 46 s, 5,421,694 after 164 s.
+        The coarse start gives a bound above the combinatorial one within seconds, which a
+        one-minute certify needs (``benchmarks/bench_aggregated.py``).
     alpha : float, default 0.5
         Wentges smoothing weight in ``[0, 1)`` (as :func:`~.colgen.colgen_lp_bound`).
     seed_policies : sequence of str
@@ -400,7 +405,11 @@ def aggregated_lp_bound(
         ``info``: ``converged`` (the LP itself solved), ``lp_value`` (then), ``aggregated_value``
         (the last converged level's value), ``levels`` (per level: windows, value, seconds),
         ``windows``, ``iterations``, ``columns``, ``nonzeros``, ``mispricings``, ``master_s``,
-        ``pricing_s``, ``history`` (``(seconds, bound, master value)``), ``time_shift``.
+        ``pricing_s``, ``history`` (``(seconds, bound, master value)``), ``time_shift``,
+        ``mean_start`` (shape (n,): each request's start averaged over the last master's
+        solution, rounds; None before the first solve) and ``column_pool`` (two arrays of
+        shape (columns,): a request of each column's class of identical requests, and its
+        start round).
 
     Raises
     ------
@@ -576,6 +585,7 @@ def aggregated_lp_bound(
     info.update(
         master_value=None if not np.isfinite(z) else z,
         mean_start=None if mean_start is None else mean_start[unit_of] + shift,
+        column_pool=(first[master.units], master.starts + shift),
         levels=levels,
         windows=int(edges.size - 1),
         first_width=int(width),
