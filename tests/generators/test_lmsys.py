@@ -251,7 +251,13 @@ def test_headline_ratios_beside_the_paper():
     seed=st.integers(0, 2**32 - 1),
 )
 def test_every_draw_is_a_valid_request(reading, ps, ds, n, seed):
-    law = lmsys_workload(reading, prefill_sigma=ps, decode_sigma=ds)
+    try:
+        law = lmsys_workload(reading, prefill_sigma=ps, decode_sigma=ds)
+    except ValueError as err:
+        # a heavy tail that the cut s + o <= 4096 would mostly discard is refused, by name
+        # (ps = ds = 4 on lmsys-conversation keeps 50.0%); at sigma <= 2 each law keeps > 90%
+        assert "keeps only" in str(err) and max(ps, ds) > 2.0
+        return
     s, o = law.sample(n, np.random.default_rng(seed))
     assert s.shape == o.shape == (n,)
     assert s.dtype == o.dtype == np.int64
