@@ -15,11 +15,16 @@ Not a test. Prints, with ``threads=1``:
    ``--cap SECONDS``: the round-level restricted master over the columns found, whose value is
    an upper bracket on the LP (``--checkpoints 300 --cap 600``: the LP of the default instance
    lies in [5,421,694, 5,466,399]).
+3. ``schedules`` (``--schedules SECONDS``): on the same instance, the TEL of the lists of
+   Sorted-F and of the LP solution after SECONDS (by fractional completion, start and
+   alpha-points), run by the executor (strict, with backfill) and by earliest fit, and the
+   KV-cache use per range of rounds of the LP solution and of the LP list's schedule.
 
 Run::
 
     .venv/bin/python benchmarks/bench_aggregated.py
     .venv/bin/python benchmarks/bench_aggregated.py --no-small --large --checkpoints 60 300
+    .venv/bin/python benchmarks/bench_aggregated.py --no-small --schedules 60
 """
 
 from __future__ import annotations
@@ -32,10 +37,13 @@ import numpy as np
 from lpsched.bounds import combinatorial_bound
 from lpsched.certify.methods.aggregated import (
     MASTER_SOLVERS,
+    _memory_of,
     aggregated_lp_bound,
     lp_order_schedule,
 )
 from lpsched.certify.methods.colgen import _Master, colgen_lp_bound
+from lpsched.certify.methods.lns import earliest_fit_schedule
+from lpsched.executor import execute
 from lpsched.formulations.time_indexed import _units
 from lpsched.generators.small import paper_scaled
 from lpsched.io import default_instance, read_instance
@@ -131,6 +139,75 @@ def large(
             print(f"lp-colgen     {limit:>5.0f} s: bound {cg.bound:,.0f}")
 
 
+def schedules(path: str | None, limit: float) -> None:
+    """The schedule table of issue 21: lists from Sorted-F and from the LP solution after
+    ``limit`` seconds, run by the executor and by earliest fit; and the KV-cache use per range
+    of rounds of the LP solution and of the LP list's schedule."""
+    inst = default_instance() if path is None else read_instance(path)
+    o = inst.decode
+    sf = run_policy(inst, "sorted-f")
+    rows = [("Sorted-F", sf.tel)]
+
+    def by(key: np.ndarray) -> np.ndarray:
+        return np.lexsort((np.arange(inst.n), o, np.round(key, 6)))
+
+    rows.append(
+        ("earliest fit on Sorted-F's start order", earliest_fit_schedule(inst, by(sf.start)).tel)
+    )
+    ag = aggregated_lp_bound(inst, best_heuristic(inst), time_limit=limit, threads=1)
+    ms = ag.info["mean_start"]
+    lp_list = by(ms + o)
+    strict = execute(inst, lp_list)
+    rows.append((f"the LP's list ({limit:.0f} s), executor", strict.tel))
+    rows.append(("the same with backfill", execute(inst, lp_list, backfill=True).tel))
+    members = _units(inst, aggregate=True)
+    req, start = ag.info["column_pool"]
+    x = ag.info["column_values"]
+    unit_of = np.empty(inst.n, dtype=np.int64)
+    for u, mem in enumerate(members):
+        unit_of[mem] = u
+    count = np.array([m.size for m in members])
+    units = unit_of[req]
+    alphas = []
+    for alpha in (0.05, 0.25, 0.5, 0.75, 0.95):
+        point = np.empty(count.size)
+        for u in range(count.size):
+            mine = np.flatnonzero(units == u)
+            mine = mine[np.argsort(start[mine], kind="stable")]
+            frac = np.cumsum(x[mine]) / count[u]
+            point[u] = start[mine[min(np.searchsorted(frac, alpha - 1e-12), mine.size - 1)]]
+        alphas.append(execute(inst, by(point[unit_of])).tel)
+    rows.append(("alpha-points 0.05, 0.25, 0.5, 0.75, 0.95, executor (best)", min(alphas)))
+    placed = earliest_fit_schedule(inst, lp_list)
+    rows.append(("the LP's list, earliest fit", placed.tel))
+    rows.append(
+        ("the LP's fractional starts, earliest fit", earliest_fit_schedule(inst, by(ms)).tel)
+    )
+    again = placed
+    for _ in range(4):
+        again = earliest_fit_schedule(inst, by(again.start))
+        rows.append(("earliest fit again on its own start order", again.tel))
+    print(f"schedules: {inst.name}")
+    for label, tel in rows:
+        print(f"  {label:<60} {tel:>12,}  {tel / sf.tel - 1:+.1%}")
+    # KV-cache use per range of rounds: the LP solution and the LP list's schedule
+    s = inst.prefill.astype(np.int64)
+    horizon = int(max(strict.makespan, (start + o[req]).max()))
+    lp_mem = _memory_of(start, s[req], o[req].astype(np.int64), x, horizon)
+    sched_mem = strict.memory_at(np.arange(1, horizon + 1))
+    edges = [0, 1000, 2000, 4000, 8000, 12000, 16000, 20000, 26000, horizon]
+    print("  rounds            LP use   schedule use   long requests (s > 1000) running")
+    cs = strict.start + o
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        if lo >= horizon:
+            break
+        longs = int(((strict.start < hi) & (cs > lo) & (inst.prefill > 1000)).sum())
+        print(
+            f"  {lo:>6}-{hi:<6} {lp_mem[lo + 1 : hi + 1].mean() / inst.memory:>10.2f} "
+            f"{sched_mem[lo:hi].mean() / inst.memory:>14.2f} {longs:>10}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-small", action="store_true")
@@ -140,6 +217,13 @@ def main() -> None:
     parser.add_argument("--instance", default=None)
     parser.add_argument("--checkpoints", type=float, nargs="+", default=[60.0, 300.0])
     parser.add_argument("--colgen", action="store_true")
+    parser.add_argument(
+        "--schedules",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="the schedule and memory-use tables from the LP solution after SECONDS",
+    )
     parser.add_argument("--master-solver", default="simplex", choices=MASTER_SOLVERS)
     parser.add_argument(
         "--cap",
@@ -151,6 +235,8 @@ def main() -> None:
     args = parser.parse_args()
     if not args.no_small:
         small(args.sizes, args.seeds)
+    if args.schedules is not None:
+        schedules(args.instance, args.schedules)
     if args.large:
         large(args.instance, args.checkpoints, args.colgen, args.master_solver, args.cap)
 

@@ -13,7 +13,7 @@ method whose budget is below its minimum (:data:`MIN_BUDGET_S`).
   over aggregated rounds (its bound and the schedule listed by its completion times), the
   large-neighbourhood search from the better schedule, then partial integrality;
 * ``large``: the LP over aggregated rounds and the large-neighbourhood search (issue 21: at
-  n = 2000 the LP's list gives a schedule 6.7% below Sorted-F's, which the search improves).
+  n = 2000 the LP's list gives schedules 6-8% below Sorted-F's, which the search improves).
 
 Shares and limits measured in ``benchmarks/bench_certify.py``. Source: ours (issue 11).
 """

@@ -109,7 +109,8 @@ def raise_limit_advice(nonzeros: int) -> str:
     return (
         f"raising the limit cannot help: it would need about {need / 2**30:,.0f} GiB of "
         f"memory ({BYTES_PER_NONZERO} bytes per non-zero), and this machine has "
-        f"{have / 2**30:,.0f} GiB; 'lpsched certify' gives bounds without this model"
+        f"{have / 2**30:,.0f} GiB; 'lpsched certify' and 'lpsched bound --method lp-aggregated' "
+        "give bounds without this model"
     )
 
 
