@@ -235,3 +235,14 @@ def test_certify_on_a_medium_instance_names_the_method():
 def test_bad_options_are_refused(kw, match):
     with pytest.raises(ValueError, match=match):
         aggregated_lp_bound(scaled_mix(5, 0), **kw)
+
+
+@pytest.mark.parametrize("width", [1, 2, 100])
+def test_an_overflow_of_one_token_in_a_billion_is_cut(width):
+    # an attacker's case: with a relative tolerance of 1e-6, the width-2 master's one-token
+    # overflow of round 4 stood, and the aggregated value 9 was reported as the LP's 10
+    M = 10**9 + 7
+    inst = Instance.from_arrays([M - 4, M // 2 - 3, 0], [4, 2, 2], M, [0, 3, 3], name="bigM")
+    res = aggregated_lp_bound(inst, time_limit=None, width=width)
+    assert res.info["lp_value"] == pytest.approx(lp_bound(inst, horizon=res.horizon).bound)
+    assert res.bound <= brute_force_tel(inst) + 1e-6

@@ -26,6 +26,7 @@ from lpsched.io import read_instance
 from lpsched.policies.baselines import fcfs_order
 from lpsched.policies.local_search import best_heuristic
 from lpsched.solvers.progress import Observer
+from lpsched.solvers.result import LPTooLargeError
 
 
 def _used(s, o, start, length):
@@ -297,3 +298,12 @@ def test_earliest_fit_refuses_a_list_that_is_not_a_permutation():
         with pytest.raises(ValueError, match="permutation"):
             earliest_fit_schedule(inst, bad)
     assert earliest_fit_schedule(inst, np.arange(10), deadline=0.0) is None  # long past
+
+
+def test_earliest_fit_profile_starts_at_the_first_arrival():
+    # an attacker's case: arrivals at 10^10 made a profile of 10^10 rounds (80 GB)
+    late = Instance.from_arrays([1, 1], [1, 1], 4, [10**10, 10**10], name="late")
+    assert earliest_fit_schedule(late, np.array([0, 1])).start.tolist() == [10**10, 10**10]
+    spread = Instance.from_arrays([1, 1], [1, 1], 4, [0, 10**12], name="spread")
+    with pytest.raises(LPTooLargeError, match="MAX_HORIZON"):
+        earliest_fit_schedule(spread, np.array([0, 1]))

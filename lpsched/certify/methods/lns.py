@@ -53,7 +53,7 @@ from ...formulations.time_indexed import TimeIndexedMatrix
 from ...instance import Instance
 from ...schedule import Schedule
 from ...solvers.backends import cpsat, highs
-from ...solvers.options import SolveOptions, check_time_limit, shift_arrivals
+from ...solvers.options import SolveOptions, check_horizon, check_time_limit, shift_arrivals
 from ...solvers.progress import Observer
 from ...solvers.result import run_interruptible
 from ..method import Method
@@ -238,10 +238,16 @@ def earliest_fit_schedule(
     ------
     ValueError
         ``order`` is not a permutation of the requests.
+    LPTooLargeError
+        The latest arrival after the first plus the longest decode is above
+        :data:`~lpsched.solvers.options.MAX_HORIZON` rounds (the profile keeps one entry a
+        round; :func:`~lpsched.solvers.options.check_horizon`).
 
     Notes
     -----
-    A start at or after the last completion so far always fits (``s_i + o_i <= M``), so every
+    The profile starts at the first arrival and grows by doubling, so its memory is
+    O(makespan), whatever the arrivals' offset. A start at or after the last completion so far
+    always fits (``s_i + o_i <= M``), so every
     request is placed. O(n C_max) time: one sliding minimum over the rounds up to the current
     makespan per request (5 s at n = 2000, ``benchmarks/bench_aggregated.py``). Source: the
     serial schedule-generation scheme of project scheduling (Kolisch, EJOR 90 (1996)) on the
@@ -253,9 +259,11 @@ def earliest_fit_schedule(
         raise ValueError(f"order must be a permutation of the {n} requests")
     s = instance.prefill.astype(np.int64)
     o = instance.decode.astype(np.int64)
-    a = instance.arrival.astype(np.int64)
-    length = int(a.max() + o.sum()) + 1
-    residual = np.full(length + 1, int(instance.memory), dtype=np.int64)
+    shift = int(instance.arrival.min())
+    a = instance.arrival.astype(np.int64) - shift  # the profile starts at the first arrival
+    check_horizon(instance, int(a.max() + o.max()), "earliest fit's KV-cache profile")
+    memory = int(instance.memory)
+    residual = np.full(int(a.max() + 2 * o.max()) + 2, memory, dtype=np.int64)
     start = np.zeros(n, dtype=np.int64)
     reach = 0  # last completion so far
     for i in order.tolist():
@@ -263,10 +271,15 @@ def earliest_fit_schedule(
             return None
         lo, si, oi = int(a[i]), int(s[i]), int(o[i])
         hi = max(lo, reach)
+        if hi + oi >= residual.size:  # the profile grows by doubling: O(makespan) memory
+            grown = np.full(max(2 * residual.size, hi + oi + 2), memory, dtype=np.int64)
+            grown[: residual.size] = residual
+            residual = grown
         p = int(_fitting_starts(residual, si, oi, lo, hi)[0])
         start[i] = p
         residual[p + 1 : p + oi + 1] -= si + np.arange(1, oi + 1, dtype=np.int64)
         reach = max(reach, p + oi)
+    start += shift
     return Schedule(instance, start, policy="earliest-fit")
 
 
