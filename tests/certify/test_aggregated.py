@@ -228,6 +228,8 @@ def test_certify_on_a_medium_instance_names_the_method():
         (dict(width=2.5), "width"),
         (dict(windows_target=0), "windows_target"),
         (dict(master_solver="dual"), "master_solver"),
+        (dict(tol=1e9), "tol"),  # an attacker's case: a restricted master's value claimed
+        (dict(tol=0.0), "tol"),
         (dict(time_limit=0), "time_limit"),
         (dict(threads=0), "threads"),
     ],

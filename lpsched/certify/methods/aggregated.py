@@ -391,7 +391,8 @@ def aggregated_lp_bound(
     seed_policies : sequence of str
         List policies whose schedules (strict and with backfill) are first columns.
     tol : float, default 1e-7
-        A level has converged when ``master - bound <= tol * max(1, master)``.
+        A level has converged when ``master - bound <= tol * max(1, master)``; in ``(0,
+        1e-4]``, as a larger one would report a restricted master's value as the LP's.
     max_iterations : int, optional
         Stop after this many master solves.
     master_solver : {"simplex", "ipm", "pdlp"}, default "simplex"
@@ -418,8 +419,8 @@ def aggregated_lp_bound(
     Raises
     ------
     ValueError
-        ``time_limit``, ``threads``, ``width``, ``windows_target`` or ``alpha`` out of range, an
-        unknown seed policy or ``master_solver``.
+        ``time_limit``, ``threads``, ``width``, ``windows_target``, ``alpha`` or ``tol`` out of
+        range, an unknown seed policy or ``master_solver``.
     HorizonError
         ``horizon`` below ``min(T1, T2)``.
     LPTooLargeError
@@ -441,6 +442,8 @@ def aggregated_lp_bound(
     for name, v in (("width", width), ("windows_target", windows_target)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if not 0.0 < tol <= 1e-4:
+        raise ValueError(f"tol must be a number in (0, 1e-4], got {tol!r}")
     if master_solver not in MASTER_SOLVERS:
         raise ValueError(
             f"master_solver must be one of {', '.join(MASTER_SOLVERS)}, got {master_solver!r}"
