@@ -55,23 +55,19 @@ from typing import Any
 import numpy as np
 
 from ...executor import execute
-from ...formulations.horizon import start_windows, tight_horizon
-from ...formulations.time_indexed import _units
 from ...instance import Instance
-from ...policies.local_search import LIST_ORDERS, best_heuristic
+from ...policies.local_search import LIST_ORDERS
 from ...schedule import Schedule
 from ...solvers.backends import highs
 from ...solvers.options import (
     SolveOptions,
-    check_horizon,
     check_threads,
     check_time_limit,
-    shift_arrivals,
 )
 from ...solvers.progress import Observer
 from ...solvers.result import BoundResult
 from ..method import Method
-from .colgen import _Pricer, _rc_eps, _reduced_costs, _seed_schedules
+from .colgen import _Pricer, _rc_eps, _reduced_costs, _seed_schedules, _unit_model
 from .lns import earliest_fit_schedule
 
 #: HiGHS' algorithms for the master (:func:`aggregated_lp_bound`).
@@ -455,24 +451,9 @@ def aggregated_lp_bound(
         )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    instance, shift = shift_arrivals(instance)
-    if schedule is None:
-        schedule = best_heuristic(instance)
-    elif shift:
-        schedule = Schedule(instance, np.asarray(schedule.start) - shift)
-    hz = tight_horizon(instance, schedule, horizon)
-    check_horizon(instance, hz.T, "the aggregated master")
-    members = _units(instance, aggregate=True)
-    first = np.array([int(m[0]) for m in members], dtype=np.int64)
-    unit_of = np.empty(instance.n, dtype=np.int64)
-    for u, mem in enumerate(members):
-        unit_of[mem] = u
-    count = np.array([m.size for m in members], dtype=np.int64)
-    lo_r, hi_r = start_windows(instance, hz.T, hz.slack if windows else None)
-    lo, hi = lo_r[first], hi_r[first]
-    s = instance.prefill[first].astype(np.int64)
-    o = instance.decode[first].astype(np.int64)
-    a = instance.arrival[first].astype(np.int64)
+    instance, shift, schedule, hz, _, first, unit_of, count, lo, hi, s, o, a = _unit_model(
+        instance, schedule, horizon, windows, "the aggregated master"
+    )
     price = _Pricer(lo, hi, s, o, a, count, instance.memory)
 
     pool_u: list[np.ndarray] = []

@@ -440,6 +440,44 @@ def _seed_schedules(
     return starts
 
 
+def _unit_model(
+    instance: Instance,
+    schedule: Schedule | None,
+    horizon: int | None,
+    windows: bool,
+    model: str,
+) -> tuple[Any, ...]:
+    """The column generations' common setup, on the axis shifted by the earliest arrival.
+
+    Returns ``(instance, shift, schedule, hz, slack, first, unit_of, count, lo, hi, s, o, a)``:
+    the shifted instance and its shift, the schedule (default: the best list policy) on that
+    axis, its tight horizon and waiting slack (None without ``windows``), and per unit of
+    identical requests (:func:`~lpsched.formulations.time_indexed._units`) its first request,
+    each request's unit, the units' sizes, start windows and ``(s, o, a)`` (int64, shape (U,)).
+    Raises as :func:`~lpsched.formulations.horizon.tight_horizon` and
+    :func:`~lpsched.solvers.options.check_horizon` (``model`` names the master)."""
+    instance, shift = shift_arrivals(instance)
+    if schedule is None:
+        schedule = best_heuristic(instance)
+    elif shift:
+        schedule = Schedule(instance, np.asarray(schedule.start) - shift)
+    hz = tight_horizon(instance, schedule, horizon)
+    check_horizon(instance, hz.T, model)
+    slack = hz.slack if windows else None
+    members = _units(instance, aggregate=True)
+    first = np.array([int(m[0]) for m in members], dtype=np.int64)
+    unit_of = np.empty(instance.n, dtype=np.int64)
+    for u, mem in enumerate(members):
+        unit_of[mem] = u
+    count = np.array([m.size for m in members], dtype=np.int64)
+    lo_r, hi_r = start_windows(instance, hz.T, slack)
+    lo, hi = lo_r[first], hi_r[first]
+    s = instance.prefill[first].astype(np.int64)
+    o = instance.decode[first].astype(np.int64)
+    a = instance.arrival[first].astype(np.int64)
+    return instance, shift, schedule, hz, slack, first, unit_of, count, lo, hi, s, o, a
+
+
 def colgen_lp_bound(
     instance: Instance,
     schedule: Schedule | None = None,
@@ -569,25 +607,9 @@ def colgen_lp_bound(
         )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    instance, shift = shift_arrivals(instance)
-    if schedule is None:
-        schedule = best_heuristic(instance)
-    elif shift:
-        schedule = Schedule(instance, np.asarray(schedule.start) - shift)
-    hz = tight_horizon(instance, schedule, horizon)
-    check_horizon(instance, hz.T, "the column generation's master")
-    slack = hz.slack if windows else None
-    members = _units(instance, aggregate=True)
-    first = np.array([int(m[0]) for m in members], dtype=np.int64)
-    unit_of = np.empty(instance.n, dtype=np.int64)
-    for u, mem in enumerate(members):
-        unit_of[mem] = u
-    count = np.array([m.size for m in members], dtype=np.int64)
-    lo_r, hi_r = start_windows(instance, hz.T, slack)
-    lo, hi = lo_r[first], hi_r[first]
-    s = instance.prefill[first].astype(np.int64)
-    o = instance.decode[first].astype(np.int64)
-    a = instance.arrival[first].astype(np.int64)
+    instance, shift, schedule, hz, slack, first, unit_of, count, lo, hi, s, o, a = _unit_model(
+        instance, schedule, horizon, windows, "the column generation's master"
+    )
 
     large = int(instance.decode.sum()) >= LARGE_DECODE
     if master_solver == "auto":
