@@ -17,13 +17,22 @@ from functools import partial
 
 import numpy as np
 
-from ..executor import execute
+from ..executor import FutureMemory, execute
 from ..instance import Instance
 from ..schedule import Schedule
 from .baselines import fcfs_order, mcsf_order, size_order
+from .pipeline import gba_d
 from .sorted_f import sorted_f_order
+from .svf import svf, volume_order
 
-__all__ = ["LIST_ORDERS", "HEURISTICS", "best_heuristic", "improve_schedule"]
+__all__ = [
+    "LIST_ORDERS",
+    "SCHEDULE_POLICIES",
+    "HEURISTICS",
+    "best_heuristic",
+    "improve_schedule",
+    "adjacent_swaps",
+]
 
 #: Priority-list functions :func:`best_heuristic` can try, by registry name.
 LIST_ORDERS: dict[str, Callable[[Instance], np.ndarray]] = {
@@ -31,19 +40,27 @@ LIST_ORDERS: dict[str, Callable[[Instance], np.ndarray]] = {
     "mcsf": mcsf_order,
     "size": size_order,
     "sorted-f": partial(sorted_f_order, solver="swap"),
+    "volume": volume_order,
 }
-#: Policies tried for the upper bound ``UB`` (each strict and ``+backfill``).
-HEURISTICS: tuple[str, ...] = ("fcfs", "mcsf", "size", "sorted-f")
+#: Policies with their own executor :func:`best_heuristic` can try, by registry name (each
+#: once: they have no ``+backfill``).
+SCHEDULE_POLICIES: dict[str, Callable[[Instance], Schedule]] = {"svf": svf, "gba-d": gba_d}
+#: Policies tried for the upper bound ``UB``: the list policies strict and ``+backfill``, the
+#: others once. At n = 2000 on the default instance ``volume`` wins (5,955,219 against
+#: Sorted-F's 6,362,535); the seven cost about 1 s there.
+HEURISTICS: tuple[str, ...] = ("fcfs", "mcsf", "size", "sorted-f", "volume", "svf", "gba-d")
 
 
 def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> Schedule:
-    """The schedule with the smallest TEL over ``policies``, each strict and ``+backfill``.
+    """The schedule with the smallest TEL over ``policies``: the list policies each strict and
+    ``+backfill``, those with their own executor once.
 
     Parameters
     ----------
     instance : Instance
     policies : sequence of str
-        Names of :data:`LIST_ORDERS` (default :data:`HEURISTICS`).
+        Names of :data:`LIST_ORDERS` and :data:`SCHEDULE_POLICIES` (default
+        :data:`HEURISTICS`).
 
     Returns
     -------
@@ -54,7 +71,7 @@ def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> 
     Raises
     ------
     KeyError
-        A name that is not in :data:`LIST_ORDERS`.
+        A name that is in neither :data:`LIST_ORDERS` nor :data:`SCHEDULE_POLICIES`.
 
     Notes
     -----
@@ -64,8 +81,14 @@ def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> 
     """
     best: Schedule | None = None
     for name in policies:
+        if name in SCHEDULE_POLICIES:
+            sched = SCHEDULE_POLICIES[name](instance)
+            if best is None or sched.tel < best.tel:
+                best = sched
+            continue
         if name not in LIST_ORDERS:
-            raise KeyError(f"unknown heuristic {name!r}; choose from {', '.join(LIST_ORDERS)}")
+            known = ", ".join([*LIST_ORDERS, *SCHEDULE_POLICIES])
+            raise KeyError(f"unknown heuristic {name!r}; choose from {known}")
         order = LIST_ORDERS[name](instance)
         for backfill in (False, True):
             label = name + ("+backfill" if backfill else "")
@@ -157,3 +180,111 @@ def improve_schedule(
         best.check()
         best.info["heuristic"] = "local-search"
     return best
+
+
+def _copy_memory(fm: FutureMemory) -> FutureMemory:
+    """A copy of the running set's future memory (its rounds after the last prune)."""
+    other = FutureMemory(fm.memory)
+    other.cs = fm.cs[fm.head :]
+    other.A = fm.A[fm.head :]
+    other.N = fm.N[fm.head :]
+    return other
+
+
+def adjacent_swaps(
+    instance: Instance, order: Sequence[int] | np.ndarray, max_passes: int = 3
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Improve a priority list by swapping neighbours while the strict executor's TEL falls.
+
+    Each pass visits the positions ``k = 0 .. n-2`` of the list and swaps the requests at
+    ``k`` and ``k + 1`` when the executor (SPEC section 4, strict order) then gives a strictly
+    smaller TEL; the passes stop when one swaps nothing or after ``max_passes``.
+
+    Parameters
+    ----------
+    instance : Instance
+    order : sequence of int, shape (n,)
+        The starting priority list, a permutation of ``range(n)``.
+    max_passes : int, default 3
+        Largest number of passes (a deterministic work limit, not a time limit: the result is
+        a function of the instance and the list).
+
+    Returns
+    -------
+    order : ndarray of int64, shape (n,)
+        The improved list; its strict schedule's TEL is at most the starting list's.
+    info : dict
+        ``passes``, ``swaps`` (accepted), ``trials`` (swaps evaluated) and ``placements``
+        (requests placed by all trials: the work done).
+
+    Raises
+    ------
+    ValueError
+        ``order`` not a permutation of ``range(n)``, or ``max_passes`` not a positive integer.
+
+    Notes
+    -----
+    A trial re-runs the strict walk from the state before position ``k`` (kept as the pass
+    advances) and stops as soon as it has converged back to the current list's run: same
+    decision round, and every request whose start differs has completed by then in both runs,
+    so the running sets' future memory and everything after agree. The TEL difference is the
+    sum of the start differences so far. Exact (equal to re-running the executor, tested);
+    most trials converge within a few positions. Source: ours.
+    """
+    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
+        raise ValueError(f"max_passes must be a positive integer, got {max_passes!r}")
+    n = instance.n
+    cur = np.asarray(order)
+    if (
+        cur.shape != (n,)
+        or (n and cur.dtype.kind not in "iu")
+        or not np.array_equal(np.sort(cur), np.arange(n))
+    ):
+        raise ValueError(f"order must be a permutation of range({n})")
+    s, o, a = instance.prefill.tolist(), instance.decode.tolist(), instance.arrival.tolist()
+    lst = cur.astype(np.int64).tolist()
+    start = execute(instance, lst).start.tolist()
+    info = {"passes": 0, "swaps": 0, "trials": 0, "placements": 0}
+    for _ in range(max_passes):
+        info["passes"] += 1
+        swapped = False
+        fm = FutureMemory(instance.memory)
+        t = 0
+        for k in range(n - 1):
+            trial = _copy_memory(fm)
+            tt = t
+            new: list[int] = []
+            delta = 0
+            reach = -1  # latest completion of a request whose start differs
+            j = k
+            while j < n:
+                h = lst[k + 1] if j == k else lst[k] if j == k + 1 else lst[j]
+                if a[h] > tt:
+                    tt = a[h]
+                trial.prune(tt)
+                tt = trial.earliest_start(s[h], o[h], tt)
+                trial.add(s[h], tt, o[h])
+                new.append(tt)
+                delta += tt - start[h]
+                if tt != start[h]:
+                    reach = max(reach, tt + o[h], start[h] + o[h])
+                j += 1
+                if j > k + 1 and tt == start[lst[j - 1]] and reach <= tt:
+                    break
+            info["trials"] += 1
+            info["placements"] += len(new)
+            if delta < 0:
+                lst[k], lst[k + 1] = lst[k + 1], lst[k]
+                for pos, p in zip(range(k, j), new, strict=True):
+                    start[lst[pos]] = p
+                swapped = True
+                info["swaps"] += 1
+            h = lst[k]
+            if a[h] > t:
+                t = a[h]
+            fm.prune(t)
+            t = start[h]
+            fm.add(s[h], t, o[h])
+        if not swapped:
+            break
+    return np.asarray(lst, dtype=np.int64), info

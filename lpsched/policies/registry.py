@@ -53,9 +53,11 @@ from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
 from .baselines import fcfs_order, mcsf_order, size_order
 from .online import online_fcfs, online_mcsf, online_sorted_f
+from .pipeline import gba, gba_d, sps
 from .sorted_f import sorted_f_order
 from .sorted_f_seconds import sorted_f_seconds_order
-from .sorted_lp import sorted_lp_order
+from .sorted_lp import lp_swap_order, sorted_lp_order
+from .svf import svf, volume_order
 from .vllm import vllm, vllm_sf
 
 __all__ = [
@@ -138,13 +140,24 @@ POLICIES: dict[str, Policy] = {
             "sorted-f",
             sorted_f_order,
             "Sorted-F: batches minimising F(X) = sum o_i / |X|^2, then continuous batching",
-            ("solver", "sample_size", "quantile", "seed"),
+            ("solver", "sample_size", "quantile", "seed", "fit"),
         ),
         list_policy(
             "sorted-lp",
             sorted_lp_order,
             "Sorted-LP: by the LP relaxation's fractional completion time, then o_i",
-            ("horizon", "max_nonzeros"),
+            ("horizon", "max_nonzeros", "lp", "max_iterations"),
+        ),
+        list_policy(
+            "volume",
+            volume_order,
+            "SVF's order (memory-time volume s_i o_i + o_i (o_i + 1) / 2) on lpsched's executor",
+        ),
+        list_policy(
+            "lp-swap",
+            lp_swap_order,
+            "LP-Swap (our reading): Sorted-LP's list, neighbours swapped while TEL falls",
+            ("horizon", "max_nonzeros", "lp", "max_iterations", "max_passes"),
         ),
         list_policy(
             "sorted-f-seconds",
@@ -173,6 +186,28 @@ for _p in (
         sorted_f_amin,
         "Sorted-F on the A_min estimates, re-planned after evictions",
         ("online", *_PHASE1_OPTIONS),
+    ),
+    Policy(
+        "svf",
+        svf,
+        "SVF: smallest volume first, peak reservation s_i + o_i, strict head-of-line",
+    ),
+    Policy(
+        "sps",
+        sps,
+        "staggered pipeline: slots started at offsets floor(j L / K), window L = max o_i",
+    ),
+    Policy(
+        "gba",
+        gba,
+        "geometric batching: decode-length classes shortest first, each a staggered pipeline",
+        ("alpha", "beta"),
+    ),
+    Policy(
+        "gba-d",
+        gba_d,
+        "GBA with every request started early where memory allows, delaying none",
+        ("alpha", "beta"),
     ),
     Policy(
         "online-fcfs",

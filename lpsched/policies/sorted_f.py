@@ -15,18 +15,32 @@ Three Phase-1 solvers, each returning a feasible ``X``:
   ``quantile`` above (:func:`resolve_phase1`: the one rule, used by ``run_policy`` and the
   command line alike).
 
+Two readings of the seed paper where it leaves a choice (``docs/results/sorted-f-readings.md``):
+
+* Phase 1's feasibility of a batch ``X`` (option ``fit``): ``"peaks"`` (default, SPEC
+  section 4) asks ``sum_{i in X} (s_i + o_i) <= M``; ``"common-start"`` (our reading) asks
+  that the batch started together at one round fit: its true peak
+  ``max_r sum_{i in X, o_i >= r} (s_i + r) <= M`` (:func:`common_start_peak`), which is never
+  above the sum of peaks. ``dp`` and ``swap`` support both; ``quantile`` only ``"peaks"``.
+* Phase 2: the executor on the concatenated list (SPEC section 4, :func:`sorted_f_order`), or
+  the batches one after another, each started together when the previous one has completed
+  (:func:`sequential_batches_schedule`, :func:`sorted_f_sequential`).
+
 Source: Wang, Ye, Zhou, arXiv 2508.06133, section 4 (Sorted-F and its Phase-1 solvers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Literal
 
 import numpy as np
 
 from ..instance import Instance
 from ..kernels import jit
+from ..schedule import Schedule
 
 __all__ = [
     "F",
@@ -36,10 +50,17 @@ __all__ = [
     "phase1_batches",
     "sorted_f_order",
     "PHASE1_SOLVERS",
+    "PHASE1_FITS",
     "resolve_phase1",
+    "common_start_peak",
+    "sequential_batches_schedule",
+    "sorted_f_sequential",
 ]
 
 PHASE1_SOLVERS = ("dp", "swap", "quantile", "auto")
+#: Phase-1 feasibility of a batch (option ``fit``): the sum of peaks (SPEC section 4) or the
+#: true peak of the batch started together (our reading; module docstring).
+PHASE1_FITS = ("peaks", "common-start")
 DP_MAX_CELLS = 300_000_000  # int32 cells of the dp tables, about 1.2 GB
 
 
@@ -65,7 +86,47 @@ def _better(num_a: int, k_a: int, num_b: int, k_b: int) -> bool:
     return num_a * k_b * k_b < num_b * k_a * k_a
 
 
-def select_dp(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
+def _check_fit(fit: str) -> str:
+    """``fit`` itself when it is one of :data:`PHASE1_FITS`, else ValueError."""
+    if fit not in PHASE1_FITS:
+        raise ValueError(f"unknown Phase-1 fit {fit!r}; choose from {', '.join(PHASE1_FITS)}")
+    return fit
+
+
+def common_start_peak(prefill: np.ndarray, decode: np.ndarray) -> int:
+    """Peak KV-cache memory of a batch whose requests all start at the same round.
+
+    Parameters
+    ----------
+    prefill, decode : ndarray of int, shape (k,)
+        ``s_i`` and ``o_i`` of the batch ``X`` (tokens).
+
+    Returns
+    -------
+    int
+        ``max_{r >= 1} sum_{i in X, o_i >= r} (s_i + r)`` (tokens; 0 for an empty batch).
+        In its ``r``-th round request ``i`` holds ``s_i + r`` tokens until ``r = o_i``
+        (SPEC section 2); between two decode lengths the sum only grows, so the maximum is
+        at some ``r = o_j``: with the batch sorted by ``o`` descending, the largest of
+        ``(sum of the first c prefills) + o_(c) c``. Never above ``sum (s_i + o_i)``.
+
+    Notes
+    -----
+    O(k log k). Source: SPEC section 2 (memory of a round); the ``common-start`` fit of
+    Phase 1 is our reading of arXiv 2508.06133, section 4.
+    """
+    s = np.asarray(prefill, dtype=np.int64)
+    o = np.asarray(decode, dtype=np.int64)
+    if o.size == 0:
+        return 0
+    by = np.argsort(-o, kind="stable")
+    held = np.cumsum(s[by]) + o[by] * np.arange(1, o.size + 1)
+    return int(held.max())
+
+
+def select_dp(
+    decode: np.ndarray, size: np.ndarray, memory: int, *, fit: str = "peaks"
+) -> np.ndarray:
     """Exact Phase-1 batch: the minimiser of ``F`` with the SPEC tie rule.
 
     Parameters
@@ -74,6 +135,9 @@ def select_dp(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
         ``o_i`` and ``s_i + o_i`` (tokens) of the remaining requests, in index order.
     memory : int
         KV-cache budget ``M`` (tokens).
+    fit : {"peaks", "common-start"}, default "peaks"
+        Feasibility of ``X``: ``sum (s_i + o_i) <= M`` (SPEC), or its common-start peak
+        ``<= M`` (our reading, :func:`common_start_peak`; see the notes for its tie rule).
 
     Returns
     -------
@@ -84,6 +148,8 @@ def select_dp(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
     ------
     MemoryError
         If the tables would exceed ``DP_MAX_CELLS`` cells (use ``swap`` or ``quantile``).
+    ValueError
+        Unknown ``fit``.
 
     Notes
     -----
@@ -93,7 +159,22 @@ def select_dp(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
     is rebuilt forwards: take position ``i`` whenever a completion with the same value exists.
     ``k`` only runs to the largest number of requests that fit. O(r k_max M) time and memory.
     Source: SPEC section 4 (``dp``); the suffix form for the tie rule is ours.
+
+    ``fit="common-start"`` (ours): the same knapsack by cardinality over the positions
+    sorted by ``(o_i, index)``, whose suffixes hold the longer requests: ``h[q][k][w]`` is
+    the least ``sum o`` of ``k`` requests among sorted positions ``q..r-1`` whose
+    common-start peak is ``<= M`` and whose prefills sum to ``<= w``. Taking ``q`` (the
+    shortest of the set) adds the one constraint at round ``r = o_q``, where all ``k`` are
+    running: ``s_q + (prefills of the rest) + k o_q <= M``, so
+    ``h[q][k][w] = min(h[q+1][k][w], o_q + h[q+1][k-1][min(w, M - k o_q) - s_q])``; the
+    constraints of the rest are theirs (a tie in ``o`` with ``q`` is checked again at
+    ``q``). ``k`` runs to the most requests with ``sum (s_i + 1) <= M``. Ties: larger
+    ``|X|``, then the lexicographically smallest set of sorted positions, i.e. of
+    ``(o_i, index)`` pairs (our reading: the SPEC rule by index would need one table per
+    decision). Same cost as above.
     """
+    if _check_fit(fit) == "common-start":
+        return _select_dp_common_start(decode, size, memory)
     o = np.asarray(decode, dtype=np.int64)
     z = np.asarray(size, dtype=np.int64)
     r = o.size
@@ -135,7 +216,57 @@ def select_dp(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
     return np.asarray(chosen, dtype=np.int64)
 
 
-def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
+def _select_dp_common_start(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
+    """:func:`select_dp` with ``fit="common-start"`` (its notes)."""
+    o_in = np.asarray(decode, dtype=np.int64)
+    s_in = np.asarray(size, dtype=np.int64) - o_in
+    r = o_in.size
+    perm = np.lexsort((np.arange(r), o_in))  # by (o, index)
+    o, s = o_in[perm], s_in[perm]
+    kmax = int(np.searchsorted(np.cumsum(np.sort(s + 1)), memory, side="right"))
+    kmax = max(kmax, 1)
+    cells = (r + 1) * (kmax + 1) * (memory + 1)
+    if cells > DP_MAX_CELLS:
+        raise MemoryError(
+            f"dp Phase-1 tables need {cells:,} cells (r={r}, k_max={kmax}, M={memory}); "
+            "use the swap or quantile solver"
+        )
+    inf = np.iinfo(np.int32).max // 2
+    h = np.empty((r + 1, kmax + 1, memory + 1), dtype=np.int32)
+    h[r] = inf
+    h[r, 0, :] = 0
+    w = np.arange(memory + 1)
+    ks = np.arange(1, kmax + 1)
+    for q in range(r - 1, -1, -1):
+        h[q] = h[q + 1]
+        # prefill budget left to the rest when q is taken as the k-th: min(w, M - k o_q) - s_q
+        left = np.minimum(w[None, :], memory - ks[:, None] * int(o[q])) - int(s[q])
+        ok = left >= 0
+        cand = np.full(left.shape, inf, dtype=np.int64)
+        rows = np.broadcast_to(ks[:, None] - 1, left.shape)
+        cand[ok] = h[q + 1][rows[ok], left[ok]].astype(np.int64) + int(o[q])
+        np.minimum(h[q, 1:], np.minimum(cand, inf).astype(np.int32), out=h[q, 1:])
+    top = h[0, 1:, memory].astype(np.int64)
+    best_k, best_num = 0, 0
+    for k in range(1, kmax + 1):
+        num = int(top[k - 1])
+        if num < inf and (best_k == 0 or not _better(best_num, best_k, num, k)):
+            best_k, best_num = k, num
+    chosen = []
+    k, budget, rest = best_k, memory, best_num
+    for q in range(r):
+        if k == 0:
+            break
+        room = min(budget, memory - k * int(o[q])) - int(s[q])
+        if room >= 0 and rest - int(o[q]) >= 0 and int(h[q + 1, k - 1, room]) == rest - int(o[q]):
+            chosen.append(q)
+            k, budget, rest = k - 1, room, rest - int(o[q])
+    return np.sort(perm[np.asarray(chosen, dtype=np.int64)])
+
+
+def select_swap(
+    decode: np.ndarray, size: np.ndarray, memory: int, *, fit: str = "peaks"
+) -> np.ndarray:
     """Phase-1 batch by local search (pairwise swaps, adds and removes).
 
     Parameters
@@ -144,11 +275,19 @@ def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray
         ``o_i`` and ``s_i + o_i`` (tokens) of the remaining requests, in index order.
     memory : int
         KV-cache budget ``M`` (tokens).
+    fit : {"peaks", "common-start"}, default "peaks"
+        Feasibility of ``X``: ``sum (s_i + o_i) <= M`` (SPEC), or its common-start peak
+        ``<= M`` (our reading, :func:`common_start_peak`).
 
     Returns
     -------
     ndarray of int64, shape (k,)
         Ascending positions of a feasible batch ``X``.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``fit``.
 
     Notes
     -----
@@ -161,11 +300,32 @@ def select_swap(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray
     alone, the first start is a one-request local minimum (``o = [2, 3, 3, 3]``,
     ``s + o = [6, 2, 2, 2]``, ``M = 6``: F = 2 against the optimum 1). Source: SPEC section 4
     (``swap``), arXiv 2508.06133 section 4; the two starts and best-improvement rule are ours.
+
+    ``fit="common-start"`` (ours): the same starts and moves, "fits" meaning the common-start
+    peak of the new set is ``<= M``. For a move out of ``X`` (one in ``j``, at most one out
+    ``i``) the peak is the largest memory of the new set at the rounds ``r`` among the
+    ``o`` of ``X`` and ``o_j`` (the ``r = o_i`` of a removed request is a round of the new set
+    or holds nothing, so it never raises the maximum), from the memory of ``X`` at those
+    rounds: one pass is O(k^2 (r - k)) vectorised. A removal never raises the peak.
     """
     o = np.asarray(decode, dtype=np.int64)
     z = np.asarray(size, dtype=np.int64)
     idx = np.arange(o.size)
     best = None
+    if _check_fit(fit) == "common-start":
+        s = z - o
+        for key in (o, z):
+            start = _greedy_fill_common_start(o, s, np.lexsort((idx, key)), memory)
+            inx = _local_search_common_start(o, s, memory, start)
+            num, k = int(o[inx].sum()), int(inx.sum())
+            if (
+                best is None
+                or _better(num, k, best[0], best[1])
+                or (num * best[1] ** 2 == best[0] * k * k and k > best[1])
+            ):
+                best = (num, k, inx)
+        assert best is not None  # set by the first start
+        return np.flatnonzero(best[2])
     for key in (o, z):
         inx = _local_search(o, z, memory, _greedy_fill(z, np.lexsort((idx, key)), memory))
         num, k = int(o[inx].sum()), int(inx.sum())
@@ -234,6 +394,79 @@ def _local_search(o: np.ndarray, z: np.ndarray, memory: int, inx: np.ndarray) ->
         else:
             inx[move[1]], inx[move[2]] = False, True
             used += int(z[move[2]] - z[move[1]])
+        num, k = best[0], best[1]
+
+
+def _greedy_fill_common_start(
+    o: np.ndarray, s: np.ndarray, order: np.ndarray, memory: int
+) -> np.ndarray:
+    """As :func:`_greedy_fill`, "still fits" meaning a common-start peak ``<= M``."""
+    inx = np.zeros(o.size, dtype=bool)
+    for i in order.tolist():
+        inx[i] = True
+        if common_start_peak(s[inx], o[inx]) > memory:
+            inx[i] = False
+    return inx
+
+
+def _memory_at_rounds(o: np.ndarray, s: np.ndarray, rounds: np.ndarray) -> np.ndarray:
+    """``sum_{i : o_i >= r} (s_i + r)`` for each ``r`` of ``rounds`` (a batch started together)."""
+    running = o[None, :] >= rounds[:, None]
+    return np.where(running, s[None, :] + rounds[:, None], 0).sum(axis=1)
+
+
+def _local_search_common_start(
+    o: np.ndarray, s: np.ndarray, memory: int, inx: np.ndarray
+) -> np.ndarray:
+    """:func:`_local_search` with "fits" meaning a common-start peak ``<= M`` (the notes of
+    :func:`select_swap`); ``inx`` is a feasible mask."""
+    inx = inx.copy()
+    num, k = int(o[inx].sum()), int(inx.sum())
+    big = np.iinfo(np.int64).max
+    while True:
+        xi, yj = np.flatnonzero(inx), np.flatnonzero(~inx)
+        ox, sx, oy, sy = o[xi], s[xi], o[yj], s[yj]
+        base = _memory_at_rounds(ox, sx, ox)  # memory of X at the rounds r = o_x, shape (k,)
+        at_j = _memory_at_rounds(ox, sx, oy)  # memory of X at the rounds r = o_j, shape (m,)
+        best: tuple[int, int, _Move] | None = None  # (num, k, move)
+        if yj.size:
+            # X + j: rounds o_x gain s_j + r where o_j >= r; round o_j holds X's part and j
+            gain = np.where(oy[:, None] >= ox[None, :], sy[:, None] + ox[None, :], 0)
+            peak = np.maximum((base[None, :] + gain).max(axis=1, initial=0), at_j + sy + oy)
+            fits = np.flatnonzero(peak <= memory)
+            if fits.size:
+                j = int(yj[fits[np.argmin(oy[fits])]])
+                best = (num + int(o[j]), k + 1, ("add", j))
+        if k >= 2:
+            i = int(xi[np.argmax(ox)])
+            cand: tuple[int, int, _Move] = (num - int(o[i]), k - 1, ("remove", i))
+            if best is None or _better(cand[0], cand[1], best[0], best[1]):
+                best = cand
+        if yj.size and k:
+            # (i out, j in) at the rounds r = o_x: shape (k_i, m_j, k_r)
+            loss = np.where(ox[:, None] >= ox[None, :], sx[:, None] + ox[None, :], 0)  # (i, r)
+            gain = np.where(oy[:, None] >= ox[None, :], sy[:, None] + ox[None, :], 0)  # (j, r)
+            at_x = (base[None, None, :] - loss[:, None, :] + gain[None, :, :]).max(axis=2)
+            # ... and at the round r = o_j: shape (k_i, m_j)
+            lose_j = np.where(ox[:, None] >= oy[None, :], sx[:, None] + oy[None, :], 0)
+            at_y = at_j[None, :] - lose_j + (sy + oy)[None, :]
+            ok = np.maximum(at_x, at_y) <= memory
+            delta = np.where(ok, oy[None, :] - ox[:, None], big)
+            a, b = np.unravel_index(int(np.argmin(delta)), delta.shape)
+            if delta[a, b] < 0:
+                i, j = int(xi[a]), int(yj[b])
+                cand = (num + int(delta[a, b]), k, ("swap", i, j))
+                if best is None or _better(cand[0], cand[1], best[0], best[1]):
+                    best = cand
+        if best is None or not _better(best[0], best[1], num, k):
+            return inx
+        move = best[2]
+        if move[0] == "add":
+            inx[move[1]] = True
+        elif move[0] == "remove":
+            inx[move[1]] = False
+        else:
+            inx[move[1]], inx[move[2]] = False, True
         num, k = best[0], best[1]
 
 
@@ -687,6 +920,7 @@ def phase1_batches(
     sample_size: int = 256,
     quantile: float = 0.9,
     seed: int = 0,
+    fit: str = "peaks",
 ) -> list[np.ndarray]:
     """The Sorted-F Phase-1 batches ``X_1, X_2, ...`` of an instance.
 
@@ -701,19 +935,25 @@ def phase1_batches(
         Sorted-F+Amin); sizes are then ``s_i + decode_i``.
     sample_size, quantile, seed
         Parameters of :class:`QuantileGreedy`.
+    fit : {"peaks", "common-start"}, default "peaks"
+        Feasibility of a batch (module docstring): ``sum (s_i + o_i) <= M`` (SPEC section 4)
+        or the common-start peak ``<= M`` (our reading; ``dp`` and ``swap`` only).
 
     Returns
     -------
     list of ndarray of int64
         Request indices of each batch, each sorted by ``o_i`` ascending then index; together
-        a partition of ``range(n)``. Every batch has ``sum (s_i + o_i) <= M``.
+        a partition of ``range(n)``. Every batch has ``sum (s_i + o_i) <= M`` (``"peaks"``)
+        or :func:`common_start_peak` ``<= M`` (``"common-start"``), in the planned lengths.
 
     Raises
     ------
     ValueError
-        Unknown solver. ``MemoryError`` from ``dp`` when its tables would be too large.
+        Unknown solver or fit; ``fit="common-start"`` with the ``quantile`` solver (also
+        when ``auto`` picks it). ``MemoryError`` from ``dp`` when its tables would be too
+        large.
     """
-    order, ends = _phase1_list(instance, solver, decode, sample_size, quantile, seed)
+    order, ends = _phase1_list(instance, solver, decode, sample_size, quantile, seed, fit)
     return np.split(order, ends[:-1]) if order.size else []
 
 
@@ -724,14 +964,24 @@ def _phase1_list(
     sample_size: int,
     quantile: float,
     seed: int,
+    fit: str = "peaks",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Phase-1 batches concatenated and the end of each (:meth:`QuantileGreedy.priority_list`)."""
+    _check_fit(fit)
     o = instance.decode if decode is None else np.asarray(decode, dtype=np.int64)
     z = instance.prefill + o
     name = resolve_phase1(solver, instance.n, instance.memory)
     if name == "quantile":
+        if fit != "peaks":
+            raise ValueError(
+                f"the quantile Phase-1 solver supports fit='peaks' only, not {fit!r} "
+                "(use solver='dp' or 'swap')"
+            )
         return QuantileGreedy(sample_size, quantile, seed).priority_list(o, z, instance.memory)
-    select = select_dp if name == "dp" else select_swap
+    chosen = select_dp if name == "dp" else select_swap
+    select: Callable[[np.ndarray, np.ndarray, int], np.ndarray] = (
+        chosen if fit == "peaks" else partial(chosen, fit=fit)  # peaks: called as before
+    )
     batches = _batches_by_selection(o, z, instance.memory, select)
     if not batches:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -746,6 +996,7 @@ def sorted_f_order(
     sample_size: int = 256,
     quantile: float = 0.9,
     seed: int = 0,
+    fit: str = "peaks",
 ) -> np.ndarray:
     """The Sorted-F priority list: Phase-1 batches concatenated in order.
 
@@ -753,12 +1004,133 @@ def sorted_f_order(
     ----------
     instance : Instance
     solver : {"auto", "dp", "swap", "quantile"}
-    decode, sample_size, quantile, seed
-        As for :func:`phase1_batches`.
+    decode, sample_size, quantile, seed, fit
+        As for :func:`phase1_batches` (``fit="peaks"``, the default, is SPEC section 4).
 
     Returns
     -------
     ndarray of int64, shape (n,)
         The list ``L`` for the executor. Source: arXiv 2508.06133, section 4.
     """
-    return _phase1_list(instance, solver, decode, sample_size, quantile, seed)[0]
+    return _phase1_list(instance, solver, decode, sample_size, quantile, seed, fit)[0]
+
+
+def sequential_batches_schedule(
+    instance: Instance,
+    batches: Sequence[np.ndarray | Sequence[int]],
+    *,
+    policy: str = "sorted-f-sequential",
+) -> Schedule:
+    """Phase 2 as batches one after another: each batch starts together when the previous
+    one has completed (our reading of arXiv 2508.06133, section 4).
+
+    Parameters
+    ----------
+    instance : Instance
+        Requests and KV-cache budget ``M``.
+    batches : list of array_like of int
+        A partition of ``range(n)`` into non-empty batches, run in this order (e.g.
+        :func:`phase1_batches`); each must fit when started together:
+        :func:`common_start_peak` ``<= M`` (so does every batch of either ``fit``).
+    policy : str
+        Name recorded in the schedule.
+
+    Returns
+    -------
+    Schedule
+        Batch ``k`` starts at ``P_k = max(P_{k-1} + max_{i in X_{k-1}} o_i, max_{i in X_k}
+        a_i)`` with ``P_1 = max_{i in X_1} a_i``: every request of ``X_k`` has ``p_i = P_k``,
+        and the batch before it has completed (``C_i <= P_k``), its memory freed. Feasible by
+        construction: at any round only one batch runs, and it fits. ``info`` holds
+        ``batches`` (lists of indices), ``batch_starts`` and ``runtime_s``.
+
+    Raises
+    ------
+    ValueError
+        ``batches`` is not a partition of ``range(n)`` into non-empty batches, or a batch
+        whose common-start peak exceeds ``M`` (named).
+
+    Notes
+    -----
+    No priority list: the executor (SPEC section 4) would admit the next batch's requests
+    as soon as memory allows (work conservation); here they wait for the whole previous
+    batch. Source: ours, reading Phase 2 of arXiv 2508.06133, section 4.
+    """
+    t0 = time.perf_counter()
+    n = instance.n
+    parts = [np.asarray(b, dtype=np.int64).reshape(-1) for b in batches]
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if any(b.size == 0 for b in parts) or not np.array_equal(np.sort(flat), np.arange(n)):
+        raise ValueError(f"batches must partition range({n}) into non-empty batches")
+    start = np.zeros(n, dtype=np.int64)
+    starts = []
+    t = 0
+    for k, b in enumerate(parts):
+        peak = common_start_peak(instance.prefill[b], instance.decode[b])
+        if peak > instance.memory:
+            raise ValueError(
+                f"batch {k} (requests {b.tolist()}) peaks at {peak} tokens started together, "
+                f"above M = {instance.memory}"
+            )
+        t = max(t, int(instance.arrival[b].max()))
+        start[b] = t
+        starts.append(t)
+        t += int(instance.decode[b].max())
+    return Schedule(
+        instance,
+        start,
+        policy=policy,
+        info={
+            "batches": [b.tolist() for b in parts],
+            "batch_starts": starts,
+            "runtime_s": time.perf_counter() - t0,
+        },
+    )
+
+
+def sorted_f_sequential(
+    instance: Instance,
+    solver: str = "auto",
+    *,
+    fit: str = "peaks",
+    sample_size: int = 256,
+    quantile: float = 0.9,
+    seed: int = 0,
+) -> Schedule:
+    """Sorted-F with Phase 2 as batches one after another (our reading; module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+    solver : {"auto", "dp", "swap", "quantile"}
+    fit, sample_size, quantile, seed
+        As for :func:`phase1_batches`.
+
+    Returns
+    -------
+    Schedule
+        :func:`sequential_batches_schedule` of the Phase-1 batches; ``info`` also holds
+        ``order`` (the batches concatenated), ``fit`` and ``order_runtime_s``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`phase1_batches`.
+
+    Notes
+    -----
+    Source: arXiv 2508.06133, section 4 (Phase 1); the sequential Phase 2 is our reading.
+    """
+    t0 = time.perf_counter()
+    batches = phase1_batches(
+        instance, solver, sample_size=sample_size, quantile=quantile, seed=seed, fit=fit
+    )
+    t1 = time.perf_counter()
+    sched = sequential_batches_schedule(instance, batches)
+    sched.info.update(
+        order=np.concatenate(batches) if batches else np.zeros(0, dtype=np.int64),
+        fit=fit,
+        order_runtime_s=t1 - t0,
+        runtime_s=time.perf_counter() - t0,
+    )
+    return sched

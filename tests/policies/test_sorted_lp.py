@@ -7,10 +7,14 @@ import time
 
 import numpy as np
 import pytest
+from conftest import instance_and_order
+from hypothesis import given, settings
 
+from lpsched.executor import execute
 from lpsched.instance import Instance
+from lpsched.policies.local_search import adjacent_swaps
 from lpsched.policies.registry import POLICIES, run_policy
-from lpsched.policies.sorted_lp import lp_completion_times, sorted_lp_order
+from lpsched.policies.sorted_lp import lp_completion_times, lp_swap_order, sorted_lp_order
 from lpsched.solvers.result import LPTooLargeError
 from lpsched.solvers.solve import lp_bound, solve_lp
 
@@ -72,10 +76,12 @@ def test_fast_path_at_n_60():
     assert sched.check().tel >= lp_bound(inst).bound - 1e-6
 
 
-def test_too_large_lp_is_refused():
+def test_too_large_full_lp_is_refused_and_auto_takes_the_aggregated_lp():
     inst = Instance.from_arrays([10] * 50, [400] * 50, 1000)
     with pytest.raises(LPTooLargeError, match="non-zeros"):
-        sorted_lp_order(inst, max_nonzeros=10_000)
+        sorted_lp_order(inst, max_nonzeros=10_000, lp="full")
+    auto = sorted_lp_order(inst, max_nonzeros=10_000, max_iterations=5)
+    assert auto.tolist() == sorted_lp_order(inst, lp="aggregated", max_iterations=5).tolist()
 
 
 @pytest.mark.parametrize("bad", [0, -5, 1.5, 1e6, "100", True])
@@ -101,4 +107,64 @@ def test_max_nonzeros_none_is_the_default_and_small_limits_refuse():
         == sorted_lp_order(inst).tolist()
     )
     with pytest.raises(LPTooLargeError):
-        sorted_lp_order(inst, max_nonzeros=1)
+        sorted_lp_order(inst, max_nonzeros=1, lp="full")
+
+
+def test_aggregated_lp_orders_like_the_lp_when_it_converges():
+    # ample memory: the aggregated LP converges at once, everything starts at round 0
+    inst = Instance.from_arrays([0, 5, 2, 1, 3], [3, 1, 2, 1, 3], 100)
+    assert sorted_lp_order(inst, lp="aggregated").tolist() == [1, 3, 2, 0, 4]
+
+
+def test_aggregated_list_is_a_function_of_the_instance():
+    rng = np.random.default_rng(3)
+    n = 80
+    inst = Instance.from_arrays(rng.integers(0, 30, n), rng.integers(1, 20, n), 120)
+    first = run_policy(inst, "sorted-lp", lp="aggregated", max_iterations=4)
+    again = run_policy(inst, "sorted-lp", lp="aggregated", max_iterations=4)
+    assert first.info["order"].tolist() == again.info["order"].tolist()
+    assert first.check().tel == again.tel
+
+
+@pytest.mark.parametrize(
+    "bad", [{"lp": "dual"}, {"max_iterations": 0}, {"max_iterations": 2.5}, {"max_passes": 0}]
+)
+def test_lp_options_are_checked(bad):
+    inst = Instance.from_arrays([9, 1, 3], [1, 7, 8], 22)
+    with pytest.raises(ValueError):
+        lp_swap_order(inst, **bad)
+
+
+def naive_adjacent_swaps(inst, order, max_passes):
+    """Adjacent swaps with the executor re-run from scratch for every trial."""
+    lst = list(order)
+    tel = execute(inst, lst).tel
+    for _ in range(max_passes):
+        swapped = False
+        for k in range(inst.n - 1):
+            trial = lst[:k] + [lst[k + 1], lst[k]] + lst[k + 2 :]
+            trial_tel = execute(inst, trial).tel
+            if trial_tel < tel:
+                lst, tel, swapped = trial, trial_tel, True
+        if not swapped:
+            break
+    return lst
+
+
+@settings(max_examples=150, deadline=None)
+@given(instance_and_order(max_n=8, max_memory=24, max_decode=6))
+def test_adjacent_swaps_equal_rerunning_the_executor(case):
+    inst, order = case
+    improved, info = adjacent_swaps(inst, order, max_passes=3)
+    assert improved.tolist() == naive_adjacent_swaps(inst, order, 3)
+    assert execute(inst, improved).tel <= execute(inst, order).tel
+    assert info["passes"] <= 3
+
+
+def test_lp_swap_never_worse_than_sorted_lp():
+    rng = np.random.default_rng(5)
+    n = 40
+    inst = Instance.from_arrays(rng.integers(0, 30, n), rng.integers(1, 20, n), 60)
+    lp = run_policy(inst, "sorted-lp")
+    swap = run_policy(inst, "lp-swap")
+    assert swap.check().tel <= lp.tel
