@@ -7,7 +7,7 @@ TEL and wall time of each solver by ``n`` (not a test; prints markdown tables).
 **F ratios** (default mode). Families: ``lognormal`` (n 20..60, M 60..300, lognormal prefill and
 decode lengths, as in tests/policies/test_sorted_f.py) and ``mix-80-20`` (n = 60 drawn from the
 shipped 80/20 tables, M = 16,492). The ratio F(heuristic) / F(dp) is >= 1 since dp is exact.
-``quantile`` is the linear kernel of :class:`~lpsched.policies.sorted_f.QuantileGreedy`, whose
+``quantile`` is the linear kernel of :class:`~lpsched.policies.quantile.QuantileGreedy`, whose
 batches equal those of the former window walk (``tests/reference/quantile.py``), so its row does
 not depend on the backend (printed last).
 
@@ -35,7 +35,8 @@ import numpy as np
 import lpsched
 from lpsched.generators.workloads import generate
 from lpsched.kernels import BACKEND
-from lpsched.policies.sorted_f import QuantileGreedy, resolve_phase1, select_dp, select_swap
+from lpsched.policies.quantile import QuantileGreedy
+from lpsched.policies.sorted_f import resolve_phase1, select_dp, select_swap
 
 MEMORY = 16492
 SOLVERS = ("dp", "swap", "quantile")

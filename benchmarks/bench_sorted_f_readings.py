@@ -11,7 +11,7 @@ tractable instances; lpsched's reading of Sorted-F is behind Sorted-LP on ``pape
   (``fit="common-start"``);
 * Phase 2: ``c`` the executor on the concatenated list (SPEC section 4, work-conserving) or
   ``d`` the batches one after another, each started together when the previous one has
-  completed (:func:`~lpsched.policies.sorted_f.sequential_batches_schedule`);
+  completed (:func:`~lpsched.policies.sorted_f_readings.sequential_batches_schedule`);
 
 and runs ``sorted-lp``, ``volume`` (and ``size``, for context) beside them. Each instance is
 ``paper-scaled`` (the paper's mix with lengths and M divided by 20, M = 825;

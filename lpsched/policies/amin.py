@@ -130,7 +130,7 @@ def sorted_f_amin(
     online : bool, default False
         See :func:`amax`.
     sample_size, quantile, seed
-        Quantile-greedy parameters (:class:`~lpsched.policies.sorted_f.QuantileGreedy`).
+        Quantile-greedy parameters (:class:`~lpsched.policies.quantile.QuantileGreedy`).
 
     Returns
     -------

@@ -33,7 +33,8 @@ import heapq
 import numpy as np
 
 from ..kernels import jit
-from .sorted_f import QuantileGreedy, _lerp, resolve_phase1, select_dp, select_swap
+from .quantile import QuantileGreedy, _lerp
+from .sorted_f import resolve_phase1, select_dp, select_swap
 
 __all__ = ["KeyPlanner", "SortedFPlanner"]
 
@@ -95,7 +96,7 @@ class SortedFPlanner:
     n_ref : int
         Instance size used to resolve ``auto`` (default ``len(prefill)``).
     sample_size, quantile, seed
-        Parameters of the quantile greedy (as :class:`~lpsched.policies.sorted_f.QuantileGreedy`).
+        Parameters of the quantile greedy (as :class:`~lpsched.policies.quantile.QuantileGreedy`).
 
     Raises
     ------
@@ -110,7 +111,7 @@ class SortedFPlanner:
     reset to the state of ``numpy.random.default_rng(seed)`` at every re-plan, so a plan is a
     function of the waiting set alone (skipping a re-plan whose list is never read changes
     nothing), and with no re-plan after the first the batches equal
-    :class:`~lpsched.policies.sorted_f.QuantileGreedy`'s. ``dp`` and ``swap`` see the waiting
+    :class:`~lpsched.policies.quantile.QuantileGreedy`'s. ``dp`` and ``swap`` see the waiting
     requests in index order, as offline Phase 1 does, so the lists agree with
     :func:`~lpsched.policies.sorted_f.phase1_batches` too.
 
@@ -338,7 +339,7 @@ def _quantile_batch_exact(
     and ``size`` hold each request's ``decode_i`` and ``s_i + decode_i``; ``sample`` holds
     ascending positions in the merged sequence. Writes the batch's ascending positions to
     ``out`` and returns their number. Equal to one batch of
-    :class:`~lpsched.policies.sorted_f.QuantileGreedy` on the same sample (the doubling window
+    :class:`~lpsched.policies.quantile.QuantileGreedy` on the same sample (the doubling window
     of its per-batch step at commit b7a4cff, kept in ``tests/reference_online.py``, stops where
     this walk stops: at the first request above the decode threshold, whose successors all
     are, or at the first kept request that does not fit); the decode sample is in order

@@ -20,8 +20,9 @@ from reference import quantile as reference_quantile
 from lpsched.generators.workloads import generate
 from lpsched.instance import Instance
 from lpsched.kernels import BACKEND
-from lpsched.policies import sorted_f
-from lpsched.policies.sorted_f import QuantileGreedy, phase1_batches, sorted_f_order
+from lpsched.policies import quantile
+from lpsched.policies.quantile import QuantileGreedy
+from lpsched.policies.sorted_f import phase1_batches, sorted_f_order
 
 KERNELS = (
     "_quantile_batches",
@@ -48,7 +49,7 @@ def backend(request, monkeypatch):
         if BACKEND != "numba":
             pytest.skip("the kernels are interpreted already (numba missing or LPSCHED_NUMBA=0)")
         for name in KERNELS:
-            monkeypatch.setattr(sorted_f, name, getattr(sorted_f, name).py_func)
+            monkeypatch.setattr(quantile, name, getattr(quantile, name).py_func)
     return request.param
 
 
@@ -147,7 +148,7 @@ import json, sys
 sys.path.insert(0, {tests!r})
 from lpsched.generators.workloads import generate
 from lpsched.kernels import BACKEND
-from lpsched.policies.sorted_f import QuantileGreedy
+from lpsched.policies.quantile import QuantileGreedy
 out = []
 for workload, n, seed in {cases!r}:
     inst = generate(workload, n, 16492, seed=seed)
@@ -189,7 +190,7 @@ def test_order_pair_is_two_order_statistics(backend, values, data):
     lo = data.draw(st.integers(0, len(values) - 2))
     arr = np.asarray(values, dtype=np.int64)
     scratch = np.empty(arr.size, dtype=np.int64)
-    got = sorted_f._order_pair(arr, lo, scratch)
+    got = quantile._order_pair(arr, lo, scratch)
     ranked = sorted(values)
     assert (int(got[0]), int(got[1])) == (ranked[lo], ranked[lo + 1])
     assert arr.tolist() == values  # the input is left alone
@@ -212,8 +213,8 @@ def test_thresholds_equal_numpy_quantile(backend, values, q):
     else:
         below = np.floor(virtual)
         scratch = np.empty(k, dtype=np.int64)
-        a, b = sorted_f._order_pair(arr, int(below), scratch)
-        got = sorted_f._lerp(a, b, virtual - below)
+        a, b = quantile._order_pair(arr, int(below), scratch)
+        got = quantile._lerp(a, b, virtual - below)
     assert got == np.quantile(arr, q)
 
 
@@ -225,8 +226,8 @@ def test_thresholds_equal_numpy_quantile(backend, values, q):
     st.integers(1, 2**62),
 )
 def test_frac_le_is_exact(backend, a, b, c, d):
-    assert bool(sorted_f._frac_le(a, b, c, d)) == (Fraction(a, b) <= Fraction(c, d))
-    assert bool(sorted_f._frac_le(a, b, a, b))
+    assert bool(quantile._frac_le(a, b, c, d)) == (Fraction(a, b) <= Fraction(c, d))
+    assert bool(quantile._frac_le(a, b, a, b))
 
 
 @settings(max_examples=200, **PATCHED)
@@ -239,14 +240,14 @@ def test_tree_queries_against_scans(backend, waiting, data):
     width = 1
     while width < n:
         width *= 2
-    least = np.full(2 * width, sorted_f._REMOVED, dtype=np.int64)
-    least[width : width + n] = np.where(flags, sizes, sorted_f._REMOVED)
+    least = np.full(2 * width, quantile._REMOVED, dtype=np.int64)
+    least[width : width + n] = np.where(flags, sizes, quantile._REMOVED)
     for node in range(width - 1, 0, -1):
         least[node] = min(least[2 * node], least[2 * node + 1])
-    blocks = (n + sorted_f._BLOCK - 1) // sorted_f._BLOCK
+    blocks = (n + quantile._BLOCK - 1) // quantile._BLOCK
     fenwick = np.zeros(blocks + 1, dtype=np.int64)
     for p in np.flatnonzero(flags):
-        b = p // sorted_f._BLOCK + 1
+        b = p // quantile._BLOCK + 1
         while b <= blocks:
             fenwick[b] += 1
             b += b & -b
@@ -255,8 +256,8 @@ def test_tree_queries_against_scans(backend, waiting, data):
         top *= 2
     live = np.flatnonzero(flags).tolist()
     for rank, p in enumerate(live):
-        assert sorted_f._kth_waiting(fenwick, top, flags, rank) == p
+        assert quantile._kth_waiting(fenwick, top, flags, rank) == p
     start = data.draw(st.integers(0, n - 1))
     theta = data.draw(st.integers(0, 55))
     expected = next((p for p in live if p >= start and sizes[p] <= theta), -1)
-    assert sorted_f._next_below(least, width, start, float(theta)) == expected
+    assert quantile._next_below(least, width, start, float(theta)) == expected

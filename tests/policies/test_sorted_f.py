@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from reference.cases import CASES
 
 from lpsched.instance import Instance
+from lpsched.policies.quantile import QuantileGreedy
 from lpsched.policies.sorted_f import (
     DP_MAX_CELLS,
     F,
-    QuantileGreedy,
     phase1_batches,
     resolve_phase1,
     select_dp,

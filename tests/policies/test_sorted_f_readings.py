@@ -22,14 +22,13 @@ from lpsched.instance import Instance
 from lpsched.policies.registry import run_policy
 from lpsched.policies.sorted_f import (
     PHASE1_FITS,
-    common_start_peak,
     phase1_batches,
     select_dp,
     select_swap,
-    sequential_batches_schedule,
     sorted_f_order,
     sorted_f_sequential,
 )
+from lpsched.policies.sorted_f_readings import common_start_peak, sequential_batches_schedule
 from lpsched.schedule import Schedule
 
 # --------------------------------------------------------------------------- references

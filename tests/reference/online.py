@@ -150,7 +150,7 @@ class SortedFPlanner:
     n_ref : int
         Instance size used to resolve ``auto`` (default ``len(prefill)``).
     sample_size, quantile, seed
-        Parameters of the quantile greedy (as :class:`~lpsched.policies.sorted_f.QuantileGreedy`).
+        Parameters of the quantile greedy (as :class:`~lpsched.policies.quantile.QuantileGreedy`).
 
     Notes
     -----
@@ -159,7 +159,7 @@ class SortedFPlanner:
     popped (exact, see the module docstring). The quantile solver draws from a generator
     seeded with ``seed`` at every re-plan, so a plan is a function of the waiting set alone
     (skipping a re-plan whose list is never read changes nothing), and with no re-plan after
-    the first the batches equal :class:`~lpsched.policies.sorted_f.QuantileGreedy`'s. ``dp``
+    the first the batches equal :class:`~lpsched.policies.quantile.QuantileGreedy`'s. ``dp``
     and ``swap`` see the waiting requests in index order, as offline Phase 1 does, so the
     lists agree with :func:`~lpsched.policies.sorted_f.phase1_batches` too.
 
