@@ -82,7 +82,10 @@ def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> 
     best: Schedule | None = None
     for name in policies:
         if name in SCHEDULE_POLICIES:
-            sched = SCHEDULE_POLICIES[name](instance)
+            try:
+                sched = SCHEDULE_POLICIES[name](instance)
+            except ValueError:  # gba-d refuses a GBA schedule too long for its profile
+                continue
             if best is None or sched.tel < best.tel:
                 best = sched
             continue

@@ -90,16 +90,19 @@ def test_gba_runs_classes_shortest_first():
 
 
 def literal_gba_d(inst: Instance, base: np.ndarray) -> list[int]:
-    """GBA-D read literally: by GBA start, each request moves to the earliest round >= a_i at
-    which the whole schedule (the others where they are) stays feasible."""
+    """GBA-D read literally: by GBA start, each request moves to the earliest round at or after
+    its arrival and the previous request's new start at which the whole schedule (the others
+    where they are) stays feasible."""
     start = base.copy()
+    floor = max(int(inst.arrival.min()), int(inst.arrival.max()) - int(inst.decode.sum()))
     for i in np.lexsort((np.arange(inst.n), base)).tolist():
-        for t in range(int(inst.arrival[i]), int(start[i]) + 1):
+        for t in range(max(int(inst.arrival[i]), floor), int(start[i]) + 1):
             trial = start.copy()
             trial[i] = t
             if Schedule(inst, trial).feasible:
                 start[i] = t
                 break
+        floor = int(start[i])
     return start.tolist()
 
 
@@ -129,3 +132,9 @@ def test_options_are_checked():
             gba(inst, **bad)
         with pytest.raises(ValueError):
             gba_d(inst, **bad)
+
+
+def test_gba_d_far_arrivals_keep_a_small_profile():
+    inst = Instance.from_arrays([3, 3], [4, 4], 20, [0, 10**9])
+    sched = gba_d(inst)
+    assert sched.feasible and sched.start.tolist() == [10**9 - 8, 10**9]
