@@ -44,7 +44,10 @@ from .common import (
     time_model_option,
 )
 
-DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f"
+#: The default comparison: the seed paper's four and ``volume``, SVF's order (arXiv 2606.22327),
+#: the best of the algorithms that followed it on the paper's workload
+#: (``docs/results/algorithms.md``).
+DEFAULT_POLICIES = "fcfs,mcsf,size,sorted-f,volume"
 DEFAULT_ONLINE_POLICIES = "online-fcfs,online-mcsf,online-sorted-f"
 
 
@@ -240,10 +243,16 @@ def run(
     for r in skipped:
         click.echo(f"skipped {r['policy']}: {r['error']}")
     if paper and papers_setting:
+        tel = {r["policy"]: r["tel"] for r in results}
+        newer = (
+            [["volume (SVF's order) / Sorted-F", f"{tel['volume'] / tel['sorted-f']:.2f}", "-"]]
+            if "volume" in tel and tel.get("sorted-f")
+            else []
+        )
         click.echo()
         click.echo(
             tabulate(
-                [[p["ratio"], f"{p['value']:.2f}", f"{p['paper']:.2f}"] for p in paper],
+                [[p["ratio"], f"{p['value']:.2f}", f"{p['paper']:.2f}"] for p in paper] + newer,
                 headers=["ratio of mean latency", "here", "paper"],
                 disable_numparse=True,
                 colalign=("left", "right", "right"),
@@ -252,6 +261,7 @@ def run(
         click.echo(
             f"paper: arXiv 2508.06133, section 6; n = {PAPER_N}, M = {PAPER_MEMORY:,}, 80% "
             "LMSYS-Chat-1M conversations, 20% arXiv summarizations"
+            + ("; volume: the order of SVF (arXiv 2606.22327) on this executor" if newer else "")
         )
     if inst.arrival_s is not None and model is None:
         click.echo(

@@ -68,7 +68,7 @@ def test_generate_from_a_trace_keeps_the_seconds(tmp_path):
 
 def test_run_with_a_time_model_runs_the_clock(timed):
     plain = json.loads(invoke("run", timed, "--json").stdout)
-    assert [r["policy"] for r in plain["results"]] == ["fcfs", "mcsf", "size", "sorted-f"]
+    assert [r["policy"] for r in plain["results"]] == ["fcfs", "mcsf", "size", "sorted-f", "volume"]
     res = invoke("run", timed, "--time-model", LINEAR, "--json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)

@@ -44,6 +44,10 @@ def test_default_is_the_papers_setting_and_run_prints_the_papers_ratios():
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("FCFS / Sorted-F"))
     assert line.split() == ["FCFS", "/", "Sorted-F", f"{tel['fcfs'] / tel['sorted-f']:.2f}", "4.87"]
     assert "arXiv 2508.06133" in r.stdout
+    # the default comparison has SVF's order, the best of the algorithms that followed
+    assert tel["volume"] == run_policy(default_instance(), "volume").tel < tel["sorted-f"]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("volume (SVF's order)"))
+    assert line.split()[-2:] == [f"{tel['volume'] / tel['sorted-f']:.2f}", "-"]
     # without FCFS, MC-SF and Sorted-F side by side there is nothing to compare
     r = invoke("run", "--policies", "fcfs,size", "--json")
     assert json.loads(r.stdout)["paper_ratios"] == []
@@ -159,7 +163,10 @@ def test_run_skips_what_cannot_run_and_reports_evictions(tmp_path):
         str(path),
     )
     assert r.exit_code == 0, r.output
-    r = invoke("run", str(path), "--policies", "mcsf,amin,sorted-lp", "--json")
+    # the full LP is too large here (lp="auto", the default, would take the aggregated LP)
+    r = invoke(
+        "run", str(path), "--policies", "mcsf,amin,sorted-lp", "--option", "lp=full", "--json"
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert [x["policy"] for x in data["results"]] == ["mcsf", "amin"]
@@ -421,7 +428,7 @@ def test_plus_names_add_to_the_default_list(own_policy):
     )
     assert r.exit_code == 0, r.output
     names = [row["policy"] for row in json.loads(r.stdout)["results"]]
-    assert names == ["fcfs", "mcsf", "size", "sorted-f", own_policy.name]
+    assert names == ["fcfs", "mcsf", "size", "sorted-f", "volume", own_policy.name]
 
 
 @pytest.mark.parametrize(
@@ -434,7 +441,7 @@ def test_plus_names_add_to_the_default_list(own_policy):
         ),
         (
             ["run", "--policies", "fcfs,sorted-lp", "--option", "quantile=0.5"],
-            "the options they declare: sorted-lp: horizon, max_nonzeros",
+            "the options they declare: sorted-lp: horizon, max_nonzeros, lp, max_iterations",
         ),
         (["run", "--option", "solver=dp"], "option 'solver': set it with --phase1"),
         (["run", "--option", "max_nonzeros=5"], "set it with --max-nonzeros"),

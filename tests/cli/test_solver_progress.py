@@ -122,7 +122,9 @@ def test_schedule_json_and_policies_json(tmp_path):
     doc = json.loads(r.stdout)
     assert "schedule" not in doc and doc["output"] == str(out)
     assert read_schedule(out, read_instance(EXACT)).tel == doc["tel"]
-    r = invoke("schedule", EXACT, "--policy", "sorted-lp", "--max-nonzeros", 100)
+    r = invoke(
+        "schedule", EXACT, "--policy", "sorted-lp", "--max-nonzeros", 100, "--option", "lp=full"
+    )
     assert r.exit_code == 1 and "policy 'sorted-lp' cannot run" in r.stderr
     assert "combinatorial" not in r.stderr and "--max-nonzeros" in r.stderr
     r = invoke("policies", "--json")

@@ -130,6 +130,8 @@ def test_builtin_options_are_the_keywords_their_functions_take(name):
         "size": size_order,
         "sorted-f": registry.sorted_f_order,
         "sorted-lp": registry.sorted_lp_order,
+        "lp-swap": registry.lp_swap_order,
+        "volume": registry.volume_order,
         "sorted-f-seconds": registry.sorted_f_seconds_order,
     }
     fn = lists.get(name, POLICIES[name].run)
@@ -145,7 +147,8 @@ def test_check_policy_options_names_the_option_and_the_policies():
         check_policy_options(["fcfs", "sorted-lp", "sorted-lp+backfill"], {"quantile": 0.5})
     assert str(info.value) == (
         "option 'quantile' is declared by none of the selected policies (fcfs, sorted-lp, "
-        "sorted-lp+backfill); the options they declare: sorted-lp: horizon, max_nonzeros"
+        "sorted-lp+backfill); the options they declare: sorted-lp: horizon, max_nonzeros, lp, "
+        "max_iterations"
     )
     with pytest.raises(PolicySelectionError, match="option 'solver': set it elsewhere"):
         check_policy_options(["sorted-f"], {"solver": "dp"}, {"solver": "set it elsewhere"})

@@ -183,7 +183,7 @@ def test_run_policy_refuses_unknown_options_with_the_valid_list():
 def test_sorted_lp_too_large_says_the_policy_cannot_run():
     inst = read_instance(MIX10)
     with pytest.raises(LPTooLargeError) as info:
-        run_policy(inst, "sorted-lp", max_nonzeros=100)
+        run_policy(inst, "sorted-lp", max_nonzeros=100, lp="full")
     msg = str(info.value)
     assert msg.startswith("policy 'sorted-lp' cannot run on this instance: mix10-s1:")
     assert "--max-nonzeros" in msg and "combinatorial" not in msg
@@ -191,7 +191,9 @@ def test_sorted_lp_too_large_says_the_policy_cannot_run():
     size = int(re.search(r"has ([\d,]+) non-zeros", msg).group(1).replace(",", ""))
     assert run_policy(inst, "sorted-lp", max_nonzeros=size).check().tel >= 74
     with pytest.raises(LPTooLargeError, match=f"above the limit of {size - 1:,}"):
-        run_policy(inst, "sorted-lp", max_nonzeros=size - 1)
+        run_policy(inst, "sorted-lp", max_nonzeros=size - 1, lp="full")
+    # lp="auto" (the default) orders by the aggregated LP instead of refusing
+    assert run_policy(inst, "sorted-lp", max_nonzeros=size - 1).check().tel >= 74
 
 
 def test_exported_json_facts_match(tmp_path):
