@@ -5,7 +5,12 @@
   ``(n, seed, memory)`` -> instance, sized for the exact MIP (the optimality-gap and
   certified-gap tables);
 * :func:`small_instance` with :data:`RATIO_WORKLOADS` -- ``uniform``, ``mix``,
-  ``heavy-prefill``, ``heavy-decode`` at ``n <= 10``, for the empirical ratios against 48.
+  ``heavy-prefill``, ``heavy-decode`` at ``n <= 10``, for the empirical ratios against 48;
+* :data:`ASSUMPTION_WORKLOADS` -- ``small-peaks``, ``common-prompt``, ``identical``: small
+  instances that meet the assumptions of the later algorithms' theorems (SVF: every peak
+  ``s_i + o_i <= M / 2``; GBA: one prompt length; SPS: one prompt and one decode length), so
+  that each algorithm's empirical ratio can be set beside its own proven constant;
+  :func:`small_instance` draws them too.
 
 Source: ours (scaled versions of the seed paper's workloads, arXiv 2508.06133, section 6).
 """
@@ -29,11 +34,15 @@ from .workloads import (
 __all__ = [
     "EXACT_WORKLOADS",
     "RATIO_WORKLOADS",
+    "ASSUMPTION_WORKLOADS",
     "PAPER_SCALE",
     "scale_down",
     "paper_scaled",
     "scaled_mix",
     "uniform_small",
+    "small_peaks",
+    "common_prompt",
+    "identical_requests",
     "small_instance",
 ]
 
@@ -238,6 +247,167 @@ def uniform_small(
     )
 
 
+def _assumption_instance(
+    workload: str, s: np.ndarray, o: np.ndarray, memory: int, n: int, seed: int
+) -> Instance:
+    """The instance of an assumption workload (named and described as by :func:`small_instance`)."""
+    check_fits(s, o, memory, workload)
+    return Instance.from_arrays(
+        s,
+        o,
+        memory,
+        name=f"small-{workload}-n{n}-M{memory}-s{seed}",
+        metadata={
+            "source": "lpsched.generators.small.small_instance",
+            "workload": workload,
+            "seed": seed,
+        },
+    )
+
+
+def small_peaks(n: int, seed: int = 0, memory: int = 32) -> Instance:
+    """Small random requests whose peaks are at most half the memory: SVF's theorem at 1/2.
+
+    ``o_i`` uniform on ``1..max(1, floor(M/4))`` and then ``s_i`` uniform on
+    ``0..floor(M/2) - o_i``, all arriving at round 0; so every peak ``s_i + o_i <=
+    floor(M/2) <= M / 2``, the assumption of SVF's theorem with ``alpha = 1/2``
+    (``TEL <= (1 + 2 / (1 - alpha)) OPT = 5 OPT``; the instance's own ``alpha``, its largest
+    peak over ``M``, is at most 1/2 and gives a constant of at most 5).
+
+    Parameters
+    ----------
+    n : int
+        Number of requests, ``>= 1``.
+    seed : int
+        Seed of ``numpy.random.default_rng``; the same ``(n, seed, memory)`` gives the same
+        instance.
+    memory : int, default 32
+        KV-cache budget ``M`` in tokens, ``>= 2`` (so that ``floor(M/2) >= 1 >= o_i``).
+
+    Returns
+    -------
+    Instance
+        Named ``small-small-peaks-n{n}-M{M}-s{seed}``; ``metadata`` records the workload and
+        the seed.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1`` or ``memory < 2``.
+
+    Notes
+    -----
+    Source: ours; the assumption is that of SVF's theorem (arXiv 2606.22327, as summarised in
+    ``algorithms-2026``: every peak ``s_i + o_i <= alpha M``, all at round 0).
+    """
+    _check_small(n, memory)
+    rng = np.random.default_rng(seed)
+    half = memory // 2
+    o = rng.integers(1, max(1, memory // 4) + 1, size=n)
+    s = rng.integers(0, half - o + 1)  # one draw per request, 0..half - o_i
+    return _assumption_instance("small-peaks", s, o, memory, n, seed)
+
+
+def common_prompt(n: int, seed: int = 0, memory: int = 32) -> Instance:
+    """One prompt length for every request, random decode lengths: GBA's setting.
+
+    One ``s`` uniform on ``0..floor(M/2)`` shared by all requests, ``o_i`` uniform on
+    ``1..max(1, floor(M/2))`` (so ``s + o_i <= M``), all arriving at round 0: the setting of
+    the staggered-pipeline paper's GBA and GBA-D (arXiv 2601.22996), whose constant 10.67
+    needs one common prompt length and allows any decode lengths.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests, ``>= 1``.
+    seed : int
+        Seed of ``numpy.random.default_rng``; the same ``(n, seed, memory)`` gives the same
+        instance.
+    memory : int, default 32
+        KV-cache budget ``M`` in tokens, ``>= 2``.
+
+    Returns
+    -------
+    Instance
+        Named ``small-common-prompt-n{n}-M{M}-s{seed}``; ``metadata`` records the workload
+        and the seed.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1`` or ``memory < 2``.
+
+    Notes
+    -----
+    Source: ours; the assumption is that of arXiv 2601.22996 (one common prompt length).
+    """
+    _check_small(n, memory)
+    rng = np.random.default_rng(seed)
+    half = memory // 2
+    s = np.full(n, int(rng.integers(0, half + 1)), dtype=np.int64)
+    o = rng.integers(1, max(1, half) + 1, size=n)
+    return _assumption_instance("common-prompt", s, o, memory, n, seed)
+
+
+def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
+    """``n`` copies of one request: one prompt length and one decode length, SPS's setting.
+
+    One ``s`` uniform on ``0..floor(M/2)`` and one ``o`` uniform on ``1..max(1, floor(M/2))``
+    shared by all requests (so ``s + o <= M``), all arriving at round 0: the setting of the
+    staggered pipeline SPS (arXiv 2601.22996), a 2-approximation for requests of one length
+    with one prompt length. Such an instance meets GBA's assumption too.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests, ``>= 1``.
+    seed : int
+        Seed of ``numpy.random.default_rng``; the same ``(n, seed, memory)`` gives the same
+        instance.
+    memory : int, default 32
+        KV-cache budget ``M`` in tokens, ``>= 2``.
+
+    Returns
+    -------
+    Instance
+        Named ``small-identical-n{n}-M{M}-s{seed}``; ``metadata`` records the workload and the
+        seed.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1`` or ``memory < 2``.
+
+    Notes
+    -----
+    Source: ours; the assumption is that of SPS in arXiv 2601.22996 (one prompt length, one
+    decode length).
+    """
+    _check_small(n, memory)
+    rng = np.random.default_rng(seed)
+    half = memory // 2
+    s = np.full(n, int(rng.integers(0, half + 1)), dtype=np.int64)
+    o = np.full(n, int(rng.integers(1, max(1, half) + 1)), dtype=np.int64)
+    return _assumption_instance("identical", s, o, memory, n, seed)
+
+
+def _check_small(n: int, memory: int) -> None:
+    """``ValueError`` unless ``n >= 1`` and ``memory >= 2`` are integers (as
+    :func:`small_instance`)."""
+    check_size(n, memory)
+    if memory < 2:
+        raise ValueError(f"memory M must be >= 2 tokens, got {memory}")
+
+
+#: Small workloads whose instances meet a later algorithm's theorem (arXiv 2606.22327,
+#: 2601.22996): name -> generator ``(n, seed, memory)``; :func:`small_instance` draws them too.
+ASSUMPTION_WORKLOADS: dict[str, Callable[..., Instance]] = {
+    "small-peaks": small_peaks,
+    "common-prompt": common_prompt,
+    "identical": identical_requests,
+}
+
+
 #: Small synthetic workloads for exact solving: name -> generator ``(n, seed, memory)``.
 EXACT_WORKLOADS: dict[str, Callable[..., Instance]] = {
     "paper-scaled": paper_scaled,
@@ -251,7 +421,8 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
 
     Parameters
     ----------
-    workload : {"uniform", "mix", "heavy-prefill", "heavy-decode"}
+    workload : str
+        A name of :data:`RATIO_WORKLOADS` or :data:`ASSUMPTION_WORKLOADS`:
         ``uniform``: ``o_i`` uniform on ``1..max(1, M/4)``, ``s_i`` on ``0..M/2``.
         ``mix``: ``(s_i, o_i)`` drawn from the paper's mix (``paper-mix`` of
         :mod:`lpsched.generators.workloads`), both scaled by ``c = M / (4 * 799)`` (the mix's
@@ -259,6 +430,9 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
         ``s_i / o_i`` of the real mix is kept, hence mostly ``o_i`` in ``1..3``).
         ``heavy-prefill``: ``s_i`` on ``M/4..3M/4``, ``o_i`` on ``1..max(1, M/8)``.
         ``heavy-decode``: ``s_i`` on ``0..M/8``, ``o_i`` on ``M/4..M/2``.
+        ``small-peaks``, ``common-prompt``, ``identical``: the theorem-assumption workloads
+        of :data:`ASSUMPTION_WORKLOADS` (:func:`small_peaks`, :func:`common_prompt`,
+        :func:`identical_requests`).
     n : int
         Number of requests, ``>= 1``.
     memory : int
@@ -281,10 +455,15 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
     -----
     Source: ours (the 80/20 mix is the paper's headline workload, section 6).
     """
+    if workload in ASSUMPTION_WORKLOADS:
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if memory < 2:
+            raise ValueError(f"memory M must be >= 2 tokens, got {memory}")
+        return ASSUMPTION_WORKLOADS[workload](n, seed=seed, memory=memory)
     if workload not in RATIO_WORKLOADS:
-        raise ValueError(
-            f"unknown small workload {workload!r}; choose from {', '.join(RATIO_WORKLOADS)}"
-        )
+        names = (*RATIO_WORKLOADS, *ASSUMPTION_WORKLOADS)
+        raise ValueError(f"unknown small workload {workload!r}; choose from {', '.join(names)}")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     if memory < 2:
