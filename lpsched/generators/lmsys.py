@@ -31,6 +31,10 @@ Llama-2 token counts, and the filter of the arXiv trace that makes up the other 
 paper's mix. The cut removes under 0.5% of the draws. Prefill and decode are drawn
 independently: no source publishes their correlation.
 
+:func:`common_prompt_instance` builds the identical-prompt instances of arXiv 2601.22996's
+experiments from the decode law of one reading: every request has the same prefill ``s``
+(79 tokens there) and an LMSYS-style decode length.
+
 Source: the readings and figures as cited above; the lognormal family, the conditioning and
 the mean calibration are ours.
 """
@@ -44,7 +48,12 @@ from functools import cache
 
 import numpy as np
 
+from ..instance import Instance
+
 __all__ = [
+    "COMMON_PROMPT",
+    "COMMON_PROMPT_MEMORIES",
+    "common_prompt_instance",
     "Lognormal",
     "LognormalWorkload",
     "LMSYS_READINGS",
@@ -426,3 +435,97 @@ def with_parameters(reading: str, params: dict[str, str], spec: str) -> Lognorma
         return lmsys_workload(reading, **kwargs)  # type: ignore[arg-type]
     except ValueError as exc:
         raise ValueError(f"workload {spec!r}: {exc}") from None
+
+
+#: The common prompt length ``s`` of arXiv 2601.22996's experiments on LMSYS-Chat-1M (tokens).
+COMMON_PROMPT = 79
+#: The KV-cache budgets ``M`` of those experiments (tokens).
+COMMON_PROMPT_MEMORIES = (4096, 8192)
+
+
+def common_prompt_instance(
+    n: int,
+    memory: int,
+    *,
+    seed: int = 0,
+    prompt: int = COMMON_PROMPT,
+    reading: str = "lmsys-turn",
+    name: str | None = None,
+) -> Instance:
+    """Identical prompts, LMSYS-style decode lengths: the setting of arXiv 2601.22996.
+
+    Every request has the prefill ``s_i = prompt`` (tokens) and a decode length ``o_i`` drawn
+    from the decode law of an LMSYS reading (:func:`lmsys_workload`), capped so that
+    ``s_i + o_i <= M``; all arrive at round 0.
+
+    Parameters
+    ----------
+    n : int
+        Number of requests, ``>= 1``.
+    memory : int
+        KV-cache budget ``M`` in tokens, ``> prompt``.
+    seed : int
+        Seed of ``numpy.random.default_rng``: the same arguments give the same instance, and
+        two budgets with one seed the same draws (only the cap differs).
+    prompt : int, default 79
+        The common prompt length ``s`` (tokens, ``>= 0``).
+    reading : str, default "lmsys-turn"
+        The reading of :data:`LMSYS_READINGS` whose decode law gives ``o_i``.
+    name : str, optional
+        Default ``"common-prompt-n{n}-M{memory}-s{seed}"``.
+
+    Returns
+    -------
+    Instance
+        ``metadata``: the generator, reading, prompt, seed, the number of capped requests
+        (``capped``) and the reading's source.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1``, ``memory <= prompt``, a negative ``prompt``, an unknown reading.
+
+    Notes
+    -----
+    Source: the setting of Feng, Yang and Zhang, *Competitive Non-Clairvoyant KV-Cache
+    Scheduling for LLM Inference*, arXiv 2601.22996 (experiments: LMSYS-Chat-1M replies as
+    decode lengths, one prompt length s = 79, M = 4,096 and 8,192, n = 100 to 1,000), as
+    third-party summaries give it; their trace is not available here. Our reading:
+
+    * the decode lengths are the decode half of the reading's draws (:meth:`LognormalWorkload.
+      sample`, lognormal conditioned on the reading's own cut ``s + o <= 4096`` with its own
+      prompt draw, which is then discarded), so their mean is the reading's published one
+      (214.5 tokens for ``lmsys-turn``, the per-turn response mean);
+    * then **capped** at ``M - prompt`` (not redrawn), so that ``s_i + o_i <= M``; at
+      ``M = 4,096`` the cap is 4,017 and touches almost no draw (``metadata["capped"]``).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if isinstance(prompt, bool) or not isinstance(prompt, (int, np.integer)) or prompt < 0:
+        raise ValueError(f"prompt must be an integer >= 0 tokens, got {prompt!r}")
+    if isinstance(memory, bool) or not isinstance(memory, (int, np.integer)) or memory <= prompt:
+        raise ValueError(
+            f"memory M must be an integer above the prompt length {prompt}, got {memory!r}"
+        )
+    workload = lmsys_workload(reading)
+    _, o = workload.sample(int(n), np.random.default_rng(seed))
+    cap = int(memory) - int(prompt)
+    capped = int(np.count_nonzero(o > cap))
+    o = np.minimum(o, cap)
+    return Instance.from_arrays(
+        np.full(int(n), int(prompt), dtype=np.int64),
+        o,
+        int(memory),
+        name=f"common-prompt-n{n}-M{memory}-s{seed}" if name is None else name,
+        metadata={
+            "generator": "lpsched.generators.lmsys.common_prompt_instance",
+            "reading": reading,
+            "prompt": int(prompt),
+            "seed": seed,
+            "capped": capped,
+            "sources": {
+                reading: workload.source,
+                "setting": "arXiv 2601.22996 (one prompt length, LMSYS-Chat-1M replies)",
+            },
+        },
+    )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from . import (
+    algorithms,
     certified_gaps,
     families,
     headline,
@@ -72,6 +73,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
             families,
             intervals,
             online_load,
+            algorithms,
         ),
     )
 }

@@ -1,0 +1,1081 @@
+"""Reproduction ``algorithms``: the algorithms that followed the seed paper, against certified
+bounds, and SVF's burst.
+
+Is Sorted-F (arXiv 2508.06133) still the best on its own workload? Three papers of 2026 gave
+algorithms for the same problem or a close one (``/work/shared/research/algorithms-2026.md``
+summarises them): SVF, smallest memory-time volume first (arXiv 2606.22327), and the staggered
+pipeline with GBA / GBA-D (arXiv 2601.22996, one common prompt length). This reproduction runs
+every policy of :data:`ALGORITHM_POLICIES` (registry names; ``policies`` overrides) on two
+families of instances and divides each TEL by a certified lower bound on the optimum:
+
+* ``paper`` -- the seed paper's workload, the instances of the ``certified-gaps``
+  reproduction (:func:`~.certified_gaps.certified_instance`): ``paper-scaled`` (the paper's mix
+  divided by 20, M = 825) at n < 2000, and at n = 2000 the default instance (``paper-mix``
+  seed 0, M = 16,492) and ``paper-mix`` for the other seeds;
+* ``common-prompt`` -- arXiv 2601.22996's setting: every prompt s = 79, LMSYS-style decode
+  lengths, M = 4,096 and 8,192
+  (:func:`~lpsched.generators.lmsys.common_prompt_instance`).
+
+Each instance's bound comes from one :func:`lpsched.certify.certify` run (a time limit per
+``n``, :data:`DEFAULT_TIME_LIMITS`), shared by every policy row of that instance: the bounds
+are a sweep of their own (``algorithms-bounds.csv``, one row per instance), and the policies
+another (``algorithms.csv``, one row per instance and policy), so a policy added later costs
+its own runs only. A policy that refuses an instance with a ``ValueError`` (a documented
+refusal: Sorted-LP's ``LPTooLargeError``, A_min without intervals, a policy that assumes one
+common prompt length and refuses others; lpsched's ``sps``, ``gba`` and ``gba-d`` instead plan
+heterogeneous prompts with ``s = max_i s_i``, SPEC section 4.2) gets an empty cell and the
+reason in its row's ``note``; no other error is caught.
+A policy that is told prediction intervals (:data:`TOLD`: ``amin``) runs on a copy of the
+instance with the intervals of ``intervals`` (default ``bins``, powers of two).
+
+The table has one row per policy: what it is told (:data:`TOLD`), its proven ratio and the
+assumptions behind it (:data:`PROVEN`), the worst ratio ``TEL / OPT`` found by the ``ratios``
+reproduction (read from its CSVs, ``ratios_csv``, or ``ratios.csv`` and ``theorems.csv`` in
+``out_dir`` when they are there), ``TEL / bound`` (mean / max over the seeds) per family,
+budget and ``n``, and the policy's seconds. A second table describes the instances (best
+schedule / bound, the methods, the largest ``(s_i + o_i) / M`` and SVF's guarantee there).
+
+**SVF's burst** (``burst=True``; arXiv 2606.22327's experiments: 2,000 requests of
+LMSYS-Chat-1M, all at time 0, FCFS, SJF, SVF and 1-bit SVF in vLLM on A100s): ``burst_n``
+requests of ``lmsys-turn`` (the per-turn LMSYS reading, heterogeneous prompts) at the budgets
+``burst_memories``, all at round 0, run by the schedulers of :data:`BURST_SCHEDULERS`: the four
+queues of the paper under vLLM-style admission (current memory, recompute preemption:
+:func:`~lpsched.policies.vllm.execute_preemptive`), SVF as published (peak reservation), and
+lpsched's look-ahead list policies. Each schedule is read in rounds and in seconds under the
+fitted time profiles ``time_models`` (Llama-2-7B on one A100 and Llama-2-70B on two, SPEC
+section 10); rows in ``algorithms-burst.csv``. The paper's LongBench workload and its
+Llama-3.1 profiles are not available here.
+
+Our reading, where the sources leave a choice:
+
+* 1-bit SVF (:func:`one_bit_volume_order`): with ``T = max_i o_i``, a request is *short* when
+  ``o_i <= sqrt(T)``; its volume is computed with the surrogate ``O_0 = T^(1/4)`` (short) or
+  ``O_1 = T^(3/4)`` (long) in place of ``o_i``, ties by index (the theory's choices, as
+  summarised; the experiments' thresholds were not recovered);
+* the budgets of the burst: M = 16,492 (the seed paper's) and 65,536 (a larger cache, inside
+  the profiles' fitted range), not the A100's; per-token latency is the mean over requests of
+  ``latency_i / o_i`` (vLLM's normalised latency), in rounds and in seconds.
+
+Source: ours (issue 29, item 5); the algorithms' papers as cited.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...certify import certify
+from ...certify.methods import METHODS
+from ...generators.intervals import from_spec
+from ...generators.lmsys import COMMON_PROMPT, COMMON_PROMPT_MEMORIES, common_prompt_instance
+from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
+from ...instance import Instance
+from ...policies.registry import (
+    POLICIES,
+    PolicyError,
+    check_policy_options,
+    options_for,
+    parse_policy,
+    run_policy,
+)
+from ...policies.svf import volume_order
+from ...policies.vllm import execute_preemptive
+from ...schedule import Schedule
+from ...solvers.result import LPTooLargeError
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
+from ...sweeps.tables import markdown_table, write_report
+from ...timing import parse_time_model, to_seconds
+from .certified_gaps import _PHASE1, _optional, _time_limits, certified_instance
+
+__all__ = [
+    "NAME",
+    "DESCRIPTION",
+    "ALGORITHM_POLICIES",
+    "TOLD",
+    "PROVEN",
+    "FAMILIES",
+    "DEFAULT_SIZES",
+    "DEFAULT_TIME_LIMITS",
+    "BURST_SCHEDULERS",
+    "BURST_TIME_MODELS",
+    "algorithm_instance",
+    "one_bit_volume_order",
+    "worst_ratios",
+    "algorithm_table",
+    "burst_table",
+    "run",
+]
+
+NAME = "algorithms"
+DESCRIPTION = (
+    "the algorithms after the seed paper (SVF, GBA, SPS, ...) against certified bounds, "
+    "and SVF's burst"
+)
+
+#: The policies of the table, in row order (registry names).
+ALGORITHM_POLICIES = (
+    "svf",
+    "volume",
+    "sps",
+    "gba",
+    "gba-d",
+    "sorted-f",
+    "sorted-lp",
+    "lp-swap",
+    "mcsf",
+    "fcfs",
+    "size",
+    "amin",
+    "vllm",
+)
+_LENGTHS = "decode lengths o_i"
+_INTERVALS = "intervals l_i <= o_i <= u_i"
+#: What each policy is told about the decode lengths (every policy knows the prompts s_i).
+TOLD: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "svf",
+            "volume",
+            "sps",
+            "gba",
+            "gba-d",
+            "sorted-f",
+            "sorted-lp",
+            "lp-swap",
+            "mcsf",
+            "size",
+            "sorted-f-seconds",
+            "vllm-sf",
+            "online-mcsf",
+            "online-sorted-f",
+        ),
+        _LENGTHS,
+    ),
+    **dict.fromkeys(("amin", "amax", "sorted-f-amin"), _INTERVALS),
+    **dict.fromkeys(("fcfs", "vllm", "online-fcfs"), "nothing"),
+}
+#: Proven approximation ratio of each policy for TEL: (ratio, assumptions, source).
+PROVEN: dict[str, tuple[str, str, str]] = {
+    "sorted-f": ("48", "any instance, all at round 0", "arXiv 2508.06133"),
+    "svf": (
+        "1 + 2/(1 - alpha)",
+        "every s_i + o_i <= alpha M, all at round 0",
+        "arXiv 2606.22327",
+    ),
+    "gba": ("10.67 (6.75 large memory)", "one common prompt length", "arXiv 2601.22996"),
+    "gba-d": (
+        "10.67 (6.75 large memory), as GBA",
+        "one common prompt length",
+        "arXiv 2601.22996 (summary)",
+    ),
+    "sps": ("2", "requests of one length, one common prompt length", "arXiv 2601.22996"),
+    "amin": (
+        "O(log(u/l)) (log-scale)",
+        "one common prompt, one interval [l, u] for all; none for heterogeneous prompts",
+        "arXiv 2508.14544",
+    ),
+    **{p: ("unbounded", "", "arXiv 2508.06133") for p in ("fcfs", "mcsf", "size")},
+    "volume": (
+        "none published; SVF's 1 + 2/(1 - alpha) carries over",
+        "as SVF: SVF's proof needs only 'while a request waits, the running peaks exceed "
+        "M - P', which the look-ahead executor also gives",
+        "SPEC 4.1, ours",
+    ),
+    **{p: ("none proven", "", "") for p in ("sorted-lp", "lp-swap", "vllm")},
+}
+#: The two families of instances.
+FAMILIES = ("paper", "common-prompt")
+#: Sizes ``n`` of each family when ``sizes`` is not given.
+DEFAULT_SIZES: dict[str, tuple[int, ...]] = {
+    "paper": (100, 200, PAPER_N),
+    "common-prompt": (100, 300, 1000),
+}
+#: Seconds of certify per instance, by ``n``. The default run (9 paper and 18 common-prompt
+#: instances, 2,430 s of certify in all) took 22 minutes of wall time with ``--workers 2`` on
+#: 2 shared cores (``docs/results/algorithms.md``: certify 20 min, the policies 2 min). At
+#: n = 2000 the aggregated LP, the bound, reaches within 0.1% of its 600 s value (5,422,103,
+#: ``docs/results/certified-gaps.md``) in its share of 300 s.
+DEFAULT_TIME_LIMITS: dict[int, float] = {100: 30.0, 200: 60.0, 300: 60.0, 1000: 120.0, 2000: 300.0}
+_PAPER_SMALL = "paper-scaled"
+_COMMON = "common-prompt"
+#: Policy options the reproduction sets itself (``--option`` refuses them).
+RESERVED_OPTIONS = {
+    "solver": "algorithms chooses Sorted-F's Phase 1 by workload",
+    "max_nonzeros": "algorithms sets Sorted-LP's size limit (lp_max_nonzeros)",
+}
+_EPS = 1e-6
+
+BOUND_FIELDS = [
+    "workload",
+    "n",
+    "memory",
+    "seed",
+    "time_limit",
+    "max_peak",
+    "certify_tel",
+    "certify_method",
+    "bound",
+    "bound_method",
+    "certify_s",
+    "certify_methods",
+]
+BOUND_KEY = ["workload", "n", "memory", "seed", "time_limit"]
+POLICY_FIELDS = ["workload", "n", "memory", "seed", "policy", "tel", "policy_s", "note"]
+POLICY_KEY = ["workload", "n", "memory", "seed", "policy"]
+
+
+# --------------------------------------------------------------------------- instances
+
+
+def algorithm_instance(workload: str, n: int, memory: int, seed: int) -> Instance:
+    """The instance of one task.
+
+    Parameters
+    ----------
+    workload : str
+        ``paper-scaled`` (M = 825), ``default`` (n = 2000, seed 0), ``paper-mix`` (M =
+        16,492): :func:`~.certified_gaps.certified_instance`; or ``common-prompt``
+        (:func:`~lpsched.generators.lmsys.common_prompt_instance`, s = 79, M = ``memory``).
+    n, memory, seed : int
+        Requests, the budget M (tokens; must be the generator's for the paper workloads) and
+        the seed.
+
+    Returns
+    -------
+    Instance
+
+    Raises
+    ------
+    KeyError
+        Unknown workload.
+    ValueError
+        A ``memory`` other than the paper workload's.
+    """
+    if workload == _COMMON:
+        return common_prompt_instance(n, memory, seed=seed)
+    inst = certified_instance(workload, n, seed)
+    if inst.memory != memory:
+        raise ValueError(f"{workload} has M = {inst.memory}, not {memory}")
+    return inst
+
+
+def _specs(
+    families: Sequence[str],
+    sizes: Sequence[int] | None,
+    seeds: Sequence[int],
+    memories: Sequence[int],
+) -> list[tuple[str, int, int, int]]:
+    """``(workload, n, memory, seed)`` of every instance, by family, n, memory, seed."""
+    out = []
+    for family in families:
+        for n in DEFAULT_SIZES[family] if sizes is None else sizes:
+            if family == "paper":
+                for seed in seeds:
+                    if n == PAPER_N:
+                        w = "default" if seed == 0 else PAPER_WORKLOAD
+                        out.append((w, n, PAPER_MEMORY, seed))
+                    else:
+                        out.append((_PAPER_SMALL, n, _paper_scaled_memory(n, seed), seed))
+            else:
+                out += [(_COMMON, n, m, seed) for m in memories for seed in seeds]
+    return out
+
+
+def _paper_scaled_memory(n: int, seed: int) -> int:
+    return certified_instance(_PAPER_SMALL, n, seed).memory
+
+
+def _family(workload: str) -> str:
+    return _COMMON if workload == _COMMON else "paper"
+
+
+def _phase1(workload: str) -> str:
+    return "auto" if workload == _COMMON else _PHASE1[workload]
+
+
+# --------------------------------------------------------------------------- bounds sweep
+
+
+def _bound_rows(
+    params: Mapping[str, Any], missing: list[dict[str, Any]], *, threads: int | None
+) -> Iterator[dict[str, Any]]:
+    """One instance: one certify run, its row."""
+    inst = algorithm_instance(params["workload"], params["n"], params["memory"], params["seed"])
+    res = certify(inst, params["time_limit"], threads=threads, seed=0)
+    res.schedule.check()
+    if res.schedule.tel != res.objective:
+        raise RuntimeError(
+            f"{inst.name}: certify reports TEL {res.objective}, its schedule has {res.schedule.tel}"
+        )
+    for key in missing:
+        yield {
+            **key,
+            "max_peak": int(inst.size.max()),
+            "certify_tel": res.objective,
+            "certify_method": res.schedule.policy,
+            # in full: the engine writes floats with 6 digits, which could round a bound up
+            "bound": repr(float(res.bound)),
+            "bound_method": res.bound_method,
+            "certify_s": res.runtime_s,
+            "certify_methods": "; ".join(
+                f"{m}: {outcome}" for m, outcome in res.info.get("methods", {}).items()
+            ),
+        }
+
+
+def _check_bound_row(v: Mapping[str, Any]) -> str | None:
+    """A bound row read back: a lower-side certify method, ``n <= bound <= certify's TEL``,
+    the largest request within M."""
+    method = METHODS.get(v["bound_method"])
+    if method is None or method.side == "upper":
+        return f"bound_method {v['bound_method']!r} is not a lower-bound method of certify"
+    if v["bound"] < v["n"] - _EPS:
+        return f"bound {v['bound']} below n = {v['n']} (every latency is at least one round)"
+    if v["certify_tel"] < v["bound"] - _EPS:
+        return f"certify's TEL {v['certify_tel']} below its own bound {v['bound']}"
+    if not 0 < v["max_peak"] <= v["memory"]:
+        return f"max_peak {v['max_peak']} is not in (0, M = {v['memory']}]"
+    return None
+
+
+# --------------------------------------------------------------------------- policies sweep
+
+
+def _policy_instance(inst: Instance, policy: str, intervals: str, seed: int) -> Instance:
+    """The instance a policy runs on: with prediction intervals when it is told them."""
+    if TOLD.get(parse_policy(policy)[0].name) == _INTERVALS and not inst.has_intervals:
+        return from_spec(inst, intervals, seed=seed)
+    return inst
+
+
+def _run_one(
+    inst: Instance, policy: str, options: Mapping[str, Any]
+) -> tuple[Schedule | None, float, str]:
+    """Run one policy: ``(schedule, seconds, note)``; a documented refusal (a ``ValueError``)
+    gives no schedule and the note."""
+    t0 = time.perf_counter()
+    try:
+        sched = run_policy(inst, policy, **options_for([policy], options))
+    except LPTooLargeError as exc:
+        return None, time.perf_counter() - t0, f"LP too large: {exc}"
+    except ValueError as exc:
+        # a plug-in's failure is wrapped in PolicyError: a refusal only if it was a ValueError
+        if isinstance(exc, PolicyError) and not isinstance(exc.__cause__, ValueError):
+            raise
+        return None, time.perf_counter() - t0, f"refused: {exc}"
+    wall = time.perf_counter() - t0
+    sched.check()
+    return sched, float(sched.info.get("runtime_s", wall)), ""
+
+
+def _policy_rows(
+    params: Mapping[str, Any],
+    missing: list[dict[str, Any]],
+    *,
+    intervals: str,
+    lp_max_nonzeros: int | None,
+    options: Mapping[str, Any] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """One instance: every missing policy."""
+    w, n, memory, seed = params["workload"], params["n"], params["memory"], params["seed"]
+    inst = algorithm_instance(w, n, memory, seed)
+    opts: dict[str, Any] = {**(options or {}), "solver": _phase1(w)}
+    if lp_max_nonzeros is not None:
+        opts["max_nonzeros"] = lp_max_nonzeros
+    for key in missing:
+        policy = key["policy"]
+        sched, secs, note = _run_one(_policy_instance(inst, policy, intervals, seed), policy, opts)
+        yield {
+            **key,
+            "tel": "" if sched is None else sched.tel,
+            "policy_s": secs,
+            "note": note,
+        }
+
+
+def _check_policy_row(v: Mapping[str, Any]) -> str | None:
+    """A policy row read back: an empty TEL exactly when a note says why; a TEL >= n."""
+    if (v["tel"] is None) != bool(v["note"]):
+        return "an empty TEL needs a note saying why, and a note an empty TEL"
+    if v["tel"] is not None and v["tel"] < v["n"]:
+        return f"TEL {v['tel']} below n = {v['n']} (every latency is at least one round)"
+    return None
+
+
+# --------------------------------------------------------------------------- the burst
+
+
+def one_bit_volume_order(instance: Instance) -> np.ndarray:
+    """1-bit SVF's queue: requests by the volume of a surrogate decode length, then index.
+
+    Parameters
+    ----------
+    instance : Instance
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        With ``T = max_i o_i``: a request is short when ``o_i <= sqrt(T)`` and gets the
+        surrogate ``O_0 = T^(1/4)``, else ``O_1 = T^(3/4)``; the queue is by ``s_i O +
+        O (O + 1) / 2`` ascending, then index.
+
+    Notes
+    -----
+    Only the class (one bit) of each ``o_i`` is used. Source: 1-bit SVF of arXiv 2606.22327
+    as summarised (threshold and surrogates of its theory); the run in the burst is ours.
+    """
+    o = instance.decode.astype(np.float64)
+    T = float(o.max()) if instance.n else 1.0
+    surrogate = np.where(o <= math.sqrt(T), T**0.25, T**0.75)
+    s = instance.prefill.astype(np.float64)
+    v = s * surrogate + surrogate * (surrogate + 1) / 2
+    return np.lexsort((np.arange(instance.n), v)).astype(np.int64)
+
+
+def _vllm_queue(order: Callable[[Instance], np.ndarray], label: str):
+    def run(instance: Instance) -> Schedule:
+        return execute_preemptive(instance, order(instance), policy=label)
+
+    return run
+
+
+#: The burst's schedulers: key -> (the paper's label, what it is, what it is told, run).
+BURST_SCHEDULERS: dict[str, tuple[str, str, str, Callable[[Instance], Schedule]]] = {
+    "vllm": (
+        "FCFS",
+        "FCFS queue, vLLM admission (current memory, recompute preemption)",
+        "nothing",
+        partial(run_policy, spec="vllm"),
+    ),
+    "vllm-sf": (
+        "SJF",
+        "queue by o_i, vLLM admission",
+        _LENGTHS,
+        partial(run_policy, spec="vllm-sf"),
+    ),
+    "vllm-volume": (
+        "SVF",
+        "queue by volume v_i, vLLM admission",
+        _LENGTHS,
+        _vllm_queue(volume_order, "vllm-volume"),
+    ),
+    "vllm-volume-1bit": (
+        "1-bit SVF",
+        "queue by the volume of a 1-bit surrogate, vLLM admission",
+        "a 1-bit class",
+        _vllm_queue(one_bit_volume_order, "vllm-volume-1bit"),
+    ),
+    "svf": (
+        "SVF (theorem's rule)",
+        "queue by volume, peak reservation s_i + o_i, head-of-line",
+        _LENGTHS,
+        partial(run_policy, spec="svf"),
+    ),
+    "volume": (
+        "-",
+        "list by volume, lpsched's look-ahead executor",
+        _LENGTHS,
+        partial(run_policy, spec="volume"),
+    ),
+    "mcsf": (
+        "-",
+        "list by o_i (MC-SF), look-ahead executor",
+        _LENGTHS,
+        partial(run_policy, spec="mcsf"),
+    ),
+    "sorted-f": (
+        "-",
+        "Sorted-F (Phase 1 swap), look-ahead executor",
+        _LENGTHS,
+        partial(run_policy, spec="sorted-f", solver="swap"),
+    ),
+    "fcfs": ("-", "FCFS list, look-ahead executor", "nothing", partial(run_policy, spec="fcfs")),
+}
+#: The fitted time profiles the burst is read in (SPEC section 10).
+BURST_TIME_MODELS = ("llama2-7b-a100x1", "llama2-70b-a100x2")
+#: The burst's workload (the per-turn LMSYS reading, heterogeneous prompts).
+BURST_WORKLOAD = "lmsys-turn"
+BURST_FIELDS = [
+    "memory",
+    "seed",
+    "scheduler",
+    "time_model",
+    "n",
+    "tel",
+    "mean_latency",
+    "mean_token_latency",
+    "mean_latency_s",
+    "mean_token_latency_s",
+    "p99_latency_s",
+    "preemptions",
+    "runtime_s",
+]
+BURST_KEY = ["memory", "seed", "scheduler", "time_model"]
+#: The files of ``lpsched reproduce ratios`` with a ``ratio_opt`` column.
+_RATIO_FILES = ("ratios.csv", "theorems.csv")
+
+
+def _burst_rows(
+    params: Mapping[str, Any], missing: list[dict[str, Any]], *, n: int
+) -> Iterator[dict[str, Any]]:
+    """One burst instance: each missing scheduler once, read in each missing time model."""
+    inst = generate(BURST_WORKLOAD, n, params["memory"], seed=params["seed"])
+    o = inst.decode.astype(np.float64)
+    schedules: dict[str, tuple[Schedule, float]] = {}
+    models: dict[str, Any] = {}
+    for key in missing:
+        name, model = key["scheduler"], key["time_model"]
+        if name not in schedules:
+            t0 = time.perf_counter()
+            sched = BURST_SCHEDULERS[name][3](inst).check()
+            schedules[name] = (sched, time.perf_counter() - t0)
+        sched, secs = schedules[name]
+        if model not in models:
+            models[model] = parse_time_model(model)
+        sec = to_seconds(sched, models[model])
+        latency = sched.completion - inst.arrival
+        yield {
+            **key,
+            "n": n,
+            "tel": sched.tel,
+            "mean_latency": sched.mean_latency,
+            "mean_token_latency": float(np.mean(latency / o)),
+            "mean_latency_s": float(sec.latency_s.mean()),
+            "mean_token_latency_s": float(np.mean(sec.latency_s / o)),
+            "p99_latency_s": sec.stats()["p99_latency_s"],
+            "preemptions": int(sched.info.get("preemptions", 0)),
+            "runtime_s": secs,
+        }
+
+
+def _check_burst_row(v: Mapping[str, Any]) -> str | None:
+    """A burst row read back: TEL >= n, the mean latency TEL / n, positive seconds."""
+    if v["tel"] < v["n"]:
+        return f"TEL {v['tel']} below n = {v['n']}"
+    if abs(v["mean_latency"] - v["tel"] / v["n"]) > 1e-4 * v["mean_latency"]:
+        return f"mean_latency {v['mean_latency']} is not TEL / n"
+    if not (v["mean_latency_s"] > 0 and v["mean_token_latency_s"] > 0):
+        return "latencies in seconds must be positive"
+    return None
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def worst_ratios(*paths: str | os.PathLike[str]) -> dict[str, str]:
+    """The worst ``TEL / OPT`` per policy in the CSVs of the ``ratios`` reproduction.
+
+    Parameters
+    ----------
+    *paths : path-like
+        CSV files with the columns ``policy`` and ``ratio_opt`` (``ratios.csv`` and
+        ``theorems.csv`` of ``lpsched reproduce ratios``), or folders, of which the files
+        ``ratios.csv`` and ``theorems.csv`` that exist are read. Every row in them counts.
+
+    Returns
+    -------
+    dict
+        Policy -> ``"1.294 (workload n = 7, M = 16)"``; ``", OPT best known"`` is added when
+        the worst row's optimum was not proven (then the ratio is a lower bound on the true
+        one). Source: ours.
+    """
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += [path / f for f in _RATIO_FILES if (path / f).is_file()]
+        else:
+            files.append(path)
+    worst: dict[str, dict[str, str]] = {}
+    for file in files:
+        with file.open(newline="", encoding="utf-8") as fh:
+            for r in csv.DictReader(fh):
+                try:
+                    ratio = float(r["ratio_opt"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+                best = worst.get(r.get("policy", ""))
+                if best is None or ratio > float(best["ratio_opt"]):
+                    worst[r.get("policy", "")] = r
+    cells = {}
+    for policy, r in worst.items():
+        where = f"{r.get('workload', '?')} n = {r.get('n', '?')}, M = {r.get('memory', '?')}"
+        known = "" if r.get("opt_status") == "optimal" else ", OPT best known"
+        cells[policy] = f"{float(r['ratio_opt']):.3f} ({where}{known})"
+    return cells
+
+
+def _mean_max(values: Sequence[float]) -> str:
+    return f"{np.mean(values):.3f} / {max(values):.3f}"
+
+
+def _counts(values: Sequence[str]) -> str:
+    return ", ".join(f"{k} {c}" for k, c in Counter(values).most_common())
+
+
+def _column(workload: str, n: int, memory: int) -> tuple[int, int, int, str]:
+    """Sort key and header of an instance group: paper first, then s = 79 by M, then n."""
+    if _family(workload) == "paper":
+        return (0, 0, n, f"paper n={n} (M={memory})")
+    return (1, memory, n, f"s={COMMON_PROMPT} M={memory} n={n}")
+
+
+def _told(policy: str, intervals: str) -> str:
+    name = policy.partition("+")[0]
+    told = TOLD.get(name, "not stated")
+    return f"{told} ({intervals})" if told == _INTERVALS else told
+
+
+def _proven(policy: str) -> str:
+    name = policy.partition("+")[0]
+    if name not in PROVEN or "+" in policy:
+        return "not stated"
+    ratio, assumptions, source = PROVEN[name]
+    text = ratio + (f"; {assumptions}" if assumptions else "")
+    return text + (f" [{source}]" if source else "")
+
+
+def algorithm_table(
+    bound_rows: Sequence[Mapping[str, str]],
+    policy_rows: Sequence[Mapping[str, str]],
+    policies: Sequence[str],
+    *,
+    worst: Mapping[str, str] | None = None,
+    intervals: str = "bins",
+) -> str:
+    """Markdown: one row per policy (told, proven ratio, worst ratio found, TEL / bound per
+    instance group, seconds), the instances' table and the refusals.
+
+    Parameters
+    ----------
+    bound_rows, policy_rows : sequence of mapping
+        Rows of the bounds and the policies sweeps (CSV text values).
+    policies : sequence of str
+        The table's rows, in order.
+    worst : mapping, optional
+        Policy -> worst ratio cell (:func:`worst_ratios`); None: "see reproduce ratios".
+    intervals : str
+        The interval spec the policies told intervals got (shown in their row).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    RuntimeError
+        A policy's TEL below its instance's certified bound (a wrong bound or schedule).
+
+    Notes
+    -----
+    Source: ours. Cells: TEL / bound, mean / max over the instances of the group; a policy
+    that refused some instances shows how many. The best schedule of an instance is the best
+    of certify's and the TELs in ``policy_rows``.
+    """
+    if not bound_rows:
+        return "No instances in this run (no family, or no size)."
+    inst_key = ("workload", "n", "memory", "seed")
+    bounds = {tuple(r[k] for k in inst_key): r for r in bound_rows}
+    groups: dict[tuple[int, int, int, str], list[tuple[str, ...]]] = {}
+    for key, r in bounds.items():
+        groups.setdefault(_column(r["workload"], int(r["n"]), int(r["memory"])), []).append(key)
+    cols = sorted(groups)
+    by_policy: dict[tuple[str, tuple[str, ...]], Mapping[str, str]] = {
+        (r["policy"], tuple(r[k] for k in inst_key)): r for r in policy_rows
+    }
+    best: dict[tuple[str, ...], tuple[int, str]] = {}
+    for key, b in bounds.items():
+        best[key] = (int(b["certify_tel"]), b["certify_method"])
+    for (policy, key), r in by_policy.items():
+        if key in bounds and r["tel"] != "":
+            tel, bound = int(r["tel"]), float(bounds[key]["bound"])
+            if tel < bound - _EPS:
+                raise RuntimeError(
+                    f"{policy} on {'/'.join(key)}: TEL {tel} below the certified bound {bound}"
+                )
+            if tel < best[key][0]:
+                best[key] = (tel, policy)
+    out, notes = [], []
+    for policy in policies:
+        row: dict[str, Any] = {
+            "policy": policy,
+            "told (besides s_i)": _told(policy, intervals),
+            "proven ratio; assumptions": _proven(policy),
+            "worst TEL/OPT found": "see reproduce ratios"
+            if worst is None
+            else worst.get(policy, "-"),
+        }
+        secs = []
+        for col in cols:
+            header = col[3]
+            ran, failed = [], []
+            for key in groups[col]:
+                pr = by_policy.get((policy, key))
+                if pr is None:
+                    continue
+                secs.append(float(pr["policy_s"]))
+                if pr["tel"] == "":
+                    failed.append(pr)
+                else:
+                    ran.append(int(pr["tel"]) / float(bounds[key]["bound"]))
+            cell = _mean_max(ran) if ran else "-"
+            if failed:
+                why = Counter(r["note"].split(":", 1)[0] for r in failed).most_common(1)[0][0]
+                cell += f" ({why}: {len(failed)}/{len(failed) + len(ran)})"
+                first = failed[0]["note"].replace("\n", " ")
+                notes.append(f"{policy} on {header} ({len(failed)} instance(s)): {first}")
+            row[header] = cell
+        row["seconds mean / max"] = f"{np.mean(secs):.2f} / {max(secs):.2f}" if secs else "-"
+        out.append(row)
+    headers = [
+        "policy",
+        "told (besides s_i)",
+        "proven ratio; assumptions",
+        "worst TEL/OPT found",
+        *(c[3] for c in cols),
+        "seconds mean / max",
+    ]
+    text = markdown_table(out, headers, numparse=False)
+    text += (
+        "\n\nCells: TEL / certified lower bound on the optimum, mean / max over the seeds "
+        "(one certify run per instance, shared by every policy). 'paper' is the seed paper's "
+        f"workload (paper-scaled, the mix divided by 20, below n = {PAPER_N}; the default "
+        f"instance and paper-mix at n = {PAPER_N}); 's={COMMON_PROMPT}' the identical-prompt "
+        "instances of arXiv 2601.22996's setting. Seconds: the policy's own time, every "
+        "instance."
+    )
+    inst_out = []
+    for col in cols:
+        keys = groups[col]
+        bs = [bounds[k] for k in keys]
+        alpha = max(int(b["max_peak"]) / int(b["memory"]) for b in bs)
+        inst_out.append(
+            {
+                "instances": col[3],
+                "seeds": ", ".join(sorted({k[3] for k in keys}, key=int)),
+                "time limit s": f"{float(bs[0]['time_limit']):g}",
+                "best / bound": _mean_max([best[k][0] / float(bounds[k]["bound"]) for k in keys]),
+                "bound by": _counts([b["bound_method"] for b in bs]),
+                "best by": _counts([best[k][1] for k in keys]),
+                "max (s+o)/M": f"{alpha:.3f}",
+                "SVF's bound there": f"{1 + 2 / (1 - alpha):.2f}" if alpha < 1 else "none",
+                "certify s mean": f"{np.mean([float(b['certify_s']) for b in bs]):.0f}",
+            }
+        )
+    text += "\n\nThe instances:\n\n" + markdown_table(
+        inst_out,
+        [
+            "instances",
+            "seeds",
+            "time limit s",
+            "best / bound",
+            "bound by",
+            "best by",
+            "max (s+o)/M",
+            "SVF's bound there",
+            "certify s mean",
+        ],
+        numparse=False,
+    )
+    if notes:
+        text += "\n\nPolicies that could not run (empty cells; the first reason of each):\n\n"
+        text += "\n".join(f"- {note}" for note in notes)
+    return text
+
+
+def burst_table(rows: Sequence[Mapping[str, str]], schedulers: Sequence[str]) -> str:
+    """Markdown: SVF's burst, one table per budget M: per scheduler, mean latency and mean
+    per-token latency in rounds and, per time model, in seconds (means over the seeds).
+    Source: ours."""
+    models = list(dict.fromkeys(r["time_model"] for r in rows))
+    memories = sorted({int(r["memory"]) for r in rows})
+    parts = []
+    for M in memories:
+        out = []
+        base = None
+        for name in schedulers:
+            rs = [r for r in rows if int(r["memory"]) == M and r["scheduler"] == name]
+            if not rs:
+                continue
+            label, what, told, _ = BURST_SCHEDULERS[name]
+            first = [r for r in rs if r["time_model"] == models[0]]
+            mean_lat = np.mean([float(r["mean_latency"]) for r in first])
+            if base is None:
+                base = mean_lat
+            row: dict[str, Any] = {
+                "scheduler": name,
+                "paper's name": label,
+                "what": what,
+                "told": told,
+                "mean latency (rounds)": f"{mean_lat:,.0f}",
+                "/ first row": f"{mean_lat / base:.3f}",
+                "rounds / token": f"{np.mean([float(r['mean_token_latency']) for r in first]):.2f}",
+                "preemptions": f"{np.mean([int(r['preemptions']) for r in first]):,.0f}",
+            }
+            for m in models:
+                mr = [r for r in rs if r["time_model"] == m]
+                row[f"{m}: mean s"] = f"{np.mean([float(r['mean_latency_s']) for r in mr]):.1f}"
+                row[f"{m}: s / token"] = (
+                    f"{np.mean([float(r['mean_token_latency_s']) for r in mr]):.3f}"
+                )
+            out.append(row)
+        seeds = sorted({int(r["seed"]) for r in rows if int(r["memory"]) == M})
+        n = rows[0]["n"]
+        headers = [
+            "scheduler",
+            "paper's name",
+            "what",
+            "told",
+            "mean latency (rounds)",
+            "/ first row",
+            "rounds / token",
+            "preemptions",
+            *(f"{m}: {c}" for m in models for c in ("mean s", "s / token")),
+        ]
+        parts.append(
+            f"M = {M:,} tokens, n = {n} ({BURST_WORKLOAD}), all at round 0, seeds "
+            f"{', '.join(map(str, seeds))} (means):\n\n"
+            + markdown_table(out, headers, numparse=False)
+        )
+    return "\n\n".join(parts) + (
+        "\n\nPer-token latency: the mean over requests of latency / o_i (vLLM's normalised "
+        "latency). Seconds: the same schedules read under the fitted time profiles (SPEC "
+        "section 10). The paper's LongBench workload and its Llama-3.1-8B / 70B profiles are "
+        "not available here; its own figures (Llama-3.1-8B, LMSYS burst: SVF 0.89 s/token, "
+        "SJF 1.01, FCFS 2.46) are real vLLM runs on A100s."
+    )
+
+
+# --------------------------------------------------------------------------- run
+
+
+def run(
+    out_dir: str | os.PathLike[str],
+    *,
+    seeds: Sequence[int] = (0, 1, 2),
+    sizes: Sequence[int] | None = None,
+    workloads: Sequence[str] = FAMILIES,
+    memories: Sequence[int] = COMMON_PROMPT_MEMORIES,
+    time_limits: Mapping[int, float] | float | None = None,
+    policies: Sequence[str] = ALGORITHM_POLICIES,
+    policy_options: Mapping[str, Any] | None = None,
+    intervals: str = "bins",
+    lp_max_nonzeros: int | None = None,
+    ratios_csv: str | os.PathLike[str] | None = None,
+    burst: bool = True,
+    burst_n: int = PAPER_N,
+    burst_memories: Sequence[int] = (PAPER_MEMORY, 65536),
+    time_models: Sequence[str] = BURST_TIME_MODELS,
+    **engine: Any,
+) -> str:
+    """Reproduce the algorithms table and SVF's burst (CSV + Markdown in ``out_dir``).
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Writes ``algorithms-bounds.csv`` (one certify run per instance),
+        ``algorithms.csv`` (one row per instance and policy), ``algorithms-burst.csv``
+        (with ``burst``) and ``algorithms.md``; rows are written as they finish and a rerun
+        computes only what is missing.
+    seeds : sequence of int
+        Seeds of every family (at n = 2000 the paper family's seed 0 is the default
+        instance, the others ``paper-mix``) and of the burst.
+    sizes : sequence of int, optional
+        Numbers of requests of both families; default each family's
+        (:data:`DEFAULT_SIZES`: paper 100, 200, 2000; common prompt 100, 300, 1000).
+    workloads : sequence of str
+        The families, of :data:`FAMILIES`.
+    memories : sequence of int
+        Budgets M of the common-prompt family (tokens; default 4,096 and 8,192).
+    time_limits : mapping of int to float, or float, optional
+        Seconds of certify per instance: ``{n: seconds}`` over :data:`DEFAULT_TIME_LIMITS`,
+        or one number for every size. Part of each bound row's key.
+    policies : sequence of str
+        Registry names, the table's rows in order (``+backfill`` allowed, plug-ins
+        included); default :data:`ALGORITHM_POLICIES`, of which the names not registered in
+        this lpsched are left out with a line in the report; any other unknown name raises.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them (not ``solver`` or
+        ``max_nonzeros``, which the reproduction sets). Part of every policy row's parameters.
+    intervals : str
+        Interval spec (:func:`~lpsched.generators.intervals.from_spec`) of the instances of
+        the policies told intervals (``amin``); default ``bins``.
+    lp_max_nonzeros : int, optional
+        Size limit of Sorted-LP's LP (its ``max_nonzeros``); default its own.
+    ratios_csv : path-like, optional
+        A CSV of ``lpsched reproduce ratios`` (``ratios.csv``, ``theorems.csv``) or its
+        output folder, for the column of the worst ratios found (:func:`worst_ratios`);
+        default ``out_dir`` when it holds one of those files (run ``lpsched reproduce ratios
+        --out DIR`` into the same folder), else the column says "see reproduce ratios".
+    burst : bool
+        Also run SVF's burst.
+    burst_n : int
+        Requests of each burst instance (default 2,000).
+    burst_memories : sequence of int
+        Budgets M of the burst (tokens; default 16,492 and 65,536).
+    time_models : sequence of str
+        Time models (registry specs) the burst is read in.
+    **engine
+        Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
+        ``strict``, ``fresh``, ``progress``, ``verbose``); certify gets
+        :func:`~lpsched.sweeps.engine.solver_threads` threads.
+
+    Returns
+    -------
+    str
+        The Markdown report.
+
+    Raises
+    ------
+    KeyError
+        An unknown family or policy (outside the study's list).
+    ValueError
+        A size without a time limit, a time limit that is not a number of seconds ``> 0``.
+    PolicySelectionError
+        An option that none of ``policies`` declares, or one the reproduction sets.
+
+    Notes
+    -----
+    Source: ours (issue 29, item 5). The bound tasks run longest time limit first.
+    """
+    for family in workloads:
+        if family not in FAMILIES:
+            raise KeyError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
+    pols, absent = [], []
+    for p in dict.fromkeys(policies):
+        if p in ALGORITHM_POLICIES and p not in POLICIES:
+            try:
+                parse_policy(p)  # a plug-in of that name may load
+            except KeyError:
+                absent.append(p)
+                continue
+        parse_policy(p)  # an unknown name fails here, before any solve
+        pols.append(p)
+    options = dict(policy_options or {})
+    check_policy_options(pols, options, RESERVED_OPTIONS)
+    specs = _specs(workloads, sizes, seeds, memories)
+    limits = _time_limits(
+        sorted({n for _, n, _, _ in specs}),
+        time_limits
+        if time_limits is not None and not isinstance(time_limits, Mapping)
+        else {**DEFAULT_TIME_LIMITS, **(time_limits or {})},
+    )
+    out = Path(out_dir)
+    bound_tasks = [
+        Task({"workload": w, "n": n, "memory": m, "seed": s, "time_limit": limits[n]})
+        for w, n, m, s in sorted(specs, key=lambda spec: -limits[spec[1]])
+    ]
+    bound_rows = run_sweep(
+        Sweep(
+            f"{NAME}-bounds",
+            BOUND_FIELDS,
+            BOUND_KEY,
+            bound_tasks,
+            partial(_bound_rows, threads=solver_threads(**engine)),
+            types={
+                "n": int,
+                "memory": int,
+                "time_limit": seconds,
+                "max_peak": int,
+                "certify_tel": int,
+                "bound": finite_float,
+                "certify_s": seconds,
+            },
+            check=_check_bound_row,
+        ),
+        out,
+        **engine,
+    )
+    params: dict[str, Any] = {"intervals": intervals, "lp_max_nonzeros": lp_max_nonzeros}
+    if options:
+        params["policy_options"] = options
+    policy_tasks = [
+        Task(
+            {"workload": w, "n": n, "memory": m, "seed": s},
+            tuple({"policy": p} for p in pols),
+        )
+        for w, n, m, s in sorted(specs, key=lambda spec: -spec[1])
+    ]
+    policy_rows = run_sweep(
+        Sweep(
+            NAME,
+            POLICY_FIELDS,
+            POLICY_KEY,
+            policy_tasks,
+            partial(
+                _policy_rows, intervals=intervals, lp_max_nonzeros=lp_max_nonzeros, options=options
+            ),
+            params=params,
+            types={
+                "n": int,
+                "memory": int,
+                "tel": _optional(int),
+                "policy_s": seconds,
+            },
+            check=_check_policy_row,
+        ),
+        out,
+        **engine,
+    )
+    if ratios_csv is None and any((out / f).is_file() for f in _RATIO_FILES):
+        ratios_csv = out
+    worst = None if ratios_csv is None else worst_ratios(ratios_csv)
+    text = "## Policies against certified bounds\n\n" + algorithm_table(
+        bound_rows, policy_rows, pols, worst=worst, intervals=intervals
+    )
+    if ratios_csv is not None:
+        text += f"\n\nWorst TEL/OPT found: from {ratios_csv}."
+    if absent:
+        text += (
+            "\n\nNot registered in this lpsched, left out: "
+            + ", ".join(absent)
+            + " (rerun once they are: the rows are added, the bounds reused)."
+        )
+    if burst:
+        names = list(BURST_SCHEDULERS)
+        burst_tasks = [
+            Task(
+                {"memory": m, "seed": s},
+                tuple({"scheduler": k, "time_model": tm} for k in names for tm in time_models),
+            )
+            for m in burst_memories
+            for s in seeds
+        ]
+        burst_rows = run_sweep(
+            Sweep(
+                f"{NAME}-burst",
+                BURST_FIELDS,
+                BURST_KEY,
+                burst_tasks,
+                partial(_burst_rows, n=burst_n),
+                params={"n": burst_n, "workload": BURST_WORKLOAD},
+                types={
+                    "memory": int,
+                    "n": int,
+                    "tel": int,
+                    "mean_latency": finite_float,
+                    "mean_token_latency": finite_float,
+                    "mean_latency_s": finite_float,
+                    "mean_token_latency_s": finite_float,
+                    "p99_latency_s": finite_float,
+                    "preemptions": int,
+                    "runtime_s": seconds,
+                },
+                check=_check_burst_row,
+            ),
+            out,
+            **engine,
+        )
+        text += (
+            "\n\n## SVF's burst (arXiv 2606.22327's experiment, in rounds and in seconds)\n\n"
+            + burst_table(burst_rows, names)
+        )
+    return write_report(out, NAME, text)
