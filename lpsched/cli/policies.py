@@ -13,6 +13,7 @@ from tabulate import tabulate
 from ..generators.workloads import PAPER_MEMORY, PAPER_N, headline_ratios
 from ..instance import Instance
 from ..io import schedule_to_dict, write_priorities, write_schedule
+from ..policies.pipeline import ProfileTooLongError
 from ..policies.registry import (
     CLOCK_POLICIES,
     POLICIES,
@@ -154,7 +155,7 @@ def run(
         try:
             with solver_chatter_to_stderr():
                 sched = run_policy(inst, name, **opts)
-        except LPTooLargeError as exc:
+        except (LPTooLargeError, ProfileTooLongError) as exc:
             skipped.append({"policy": name, "error": str(exc)})
             continue
         sched.check()

@@ -84,7 +84,7 @@ def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> 
         if name in SCHEDULE_POLICIES:
             try:
                 sched = SCHEDULE_POLICIES[name](instance)
-            except ValueError:  # gba-d refuses a GBA schedule too long for its profile
+            except (ValueError, MemoryError):  # gba-d: a GBA schedule too long for its profile
                 continue
             if best is None or sched.tel < best.tel:
                 best = sched
@@ -234,7 +234,11 @@ def adjacent_swaps(
     sum of the start differences so far. Exact (equal to re-running the executor, tested);
     most trials converge within a few positions. Source: ours.
     """
-    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
+    if (
+        isinstance(max_passes, bool)
+        or not isinstance(max_passes, (int, np.integer))
+        or max_passes < 1
+    ):
         raise ValueError(f"max_passes must be a positive integer, got {max_passes!r}")
     n = instance.n
     cur = np.asarray(order)

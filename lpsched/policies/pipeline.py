@@ -63,6 +63,8 @@ __all__ = [
     "pipeline_width",
     "staggered_starts",
     "geometric_classes",
+    "class_bound",
+    "ProfileTooLongError",
     "sps",
     "gba",
     "gba_d",
@@ -213,13 +215,39 @@ def geometric_classes(decode: np.ndarray, alpha: float, beta: int) -> np.ndarray
     Source: arXiv 2601.22996 (geometric classes, as summarised); exact integer comparison ours.
     """
     o = np.asarray(decode, dtype=np.int64)
-    k = np.zeros(len(o), dtype=np.int64)
     if len(o) == 0:
-        return k
-    bounds = [beta]
-    while bounds[-1] < int(o.max()):
-        bounds.append(math.floor(beta * alpha ** len(bounds)))
-    return np.searchsorted(np.asarray(bounds, dtype=np.int64), o, side="left").astype(np.int64)
+        return np.zeros(0, dtype=np.int64)
+    # closed form (an alpha just above 1 would need millions of bounds one by one), then an
+    # exact fix-up of the float estimate against class_bound itself
+    est = np.ceil((np.log(np.maximum(o, 1)) - math.log(beta)) / math.log(alpha))
+    ks = np.maximum(est, 0).astype(np.int64)
+    cls = np.empty(len(o), dtype=np.int64)
+    cache: dict[int, int] = {}
+
+    def bound(k: int) -> int:
+        if k not in cache:
+            cache[k] = class_bound(alpha, beta, k)
+        return cache[k]
+
+    for i, (oi, k) in enumerate(zip(o.tolist(), ks.tolist(), strict=True)):
+        while bound(k) < oi:
+            k += 1
+        while k > 0 and bound(k - 1) >= oi:
+            k -= 1
+        cls[i] = k
+    return cls
+
+
+def class_bound(alpha: float, beta: int, k: int) -> int:
+    """Upper decode bound of GBA's class ``k``: ``floor(beta alpha^k)`` tokens, capped at
+    ``2^41`` (above any decode length an instance allows), so that no ``alpha`` overflows.
+
+    Source: arXiv 2601.22996 (geometric classes, as summarised); the cap is ours.
+    """
+    x = math.log(beta) + k * math.log(alpha)
+    if x >= 41 * math.log(2):
+        return 2**41
+    return min(2**41, math.floor(beta * alpha**k))
 
 
 def _check_parameters(alpha: float, beta: int) -> tuple[float, int]:
@@ -227,8 +255,8 @@ def _check_parameters(alpha: float, beta: int) -> tuple[float, int]:
         raise ValueError(f"alpha must be a number > 1, got {alpha!r}")
     if not math.isfinite(alpha):
         raise ValueError(f"alpha must be finite, got {alpha!r}")
-    if isinstance(beta, bool) or not isinstance(beta, (int, np.integer)) or beta < 1:
-        raise ValueError(f"beta must be a positive integer, got {beta!r}")
+    if isinstance(beta, bool) or not isinstance(beta, (int, np.integer)) or not 1 <= beta <= 2**40:
+        raise ValueError(f"beta must be an integer in [1, 2^40], got {beta!r}")
     return float(alpha), int(beta)
 
 
@@ -246,16 +274,16 @@ def _gba_starts(
     M = instance.memory
     if beta is None:
         cls = np.zeros(n, dtype=np.int64)
-        windows = [int(o.max())]
+        windows = {0: int(o.max())}
     else:
         cls = geometric_classes(o, alpha, beta)
-        windows = [min(math.floor(beta * alpha**k), M - s_bar) for k in range(int(cls.max()) + 1)]
+        windows = {}
+        for k in np.unique(cls).tolist():
+            windows[k] = min(class_bound(alpha, beta, k), M - s_bar)
     t = int(instance.arrival.max())
     records = []
-    for k in range(int(cls.max()) + 1):
+    for k in sorted(windows):
         members = np.flatnonzero(cls == k)
-        if members.size == 0:
-            continue
         members = members[np.lexsort((members, o[members]))]
         # with heterogeneous prompts the cap M - s_bar can cut below a member's o_i, and
         # s_bar + L can exceed M: then the window covers the longest member and one slot runs
@@ -368,6 +396,11 @@ def _pull_forward(profile, s, o, a, order, start, memory):  # pragma: no cover -
             profile[t + j] += si + j
 
 
+class ProfileTooLongError(ValueError):
+    """GBA-D refuses an instance whose GBA schedule spans more rounds than its memory profile
+    holds (:data:`GBA_D_MAX_ROUNDS`); a comparison reports the policy as skipped. Source: ours."""
+
+
 #: Largest span of rounds GBA-D's memory profile may cover (int64 each: 1 GiB).
 GBA_D_MAX_ROUNDS = 2**27
 
@@ -417,7 +450,7 @@ def gba_d(instance: Instance, *, alpha: float = GBA_ALPHA, beta: int = GBA_BETA)
         lo = max(int(a.min()), int(a.max()) - int(o.sum()))
         span = int((base + o).max()) - lo + 2
         if span > GBA_D_MAX_ROUNDS:
-            raise ValueError(
+            raise ProfileTooLongError(
                 f"gba-d: GBA's schedule spans {span:,} rounds, more than the "
                 f"{GBA_D_MAX_ROUNDS:,} its memory profile holds; run gba instead"
             )

@@ -15,7 +15,7 @@ Two LPs (option ``lp``):
   list is a function of the instance, never of the machine's speed. Its solution is the
   master's, an approximation of the LP's when the refinement has not converged;
 * ``"auto"`` (default) -- the full LP when it is within ``max_nonzeros``, the aggregated one
-  otherwise (at n = 2000 on the default instance: 30 master solves, about 12 s, TEL 5,977,611
+  otherwise (at n = 2000 on the default instance: 30 master solves, about 12 s, TEL 5,953,416
   against Sorted-F's 6,362,535; ``benchmarks/bench_algorithms.py``).
 
 **LP-Swap** (``lp-swap``) is named by the seed paper beside Sorted-LP ("LP-guided extensions
@@ -181,5 +181,9 @@ def lp_swap_order(
     LP-Swap)"); its rule was not recovered, so this is our reading (module docstring). SPEC
     section 4.
     """
+    if isinstance(max_passes, bool) or not isinstance(max_passes, (int, np.integer)):
+        raise ValueError(f"max_passes must be a positive integer, got {max_passes!r}")
+    if max_passes < 1:  # checked before the LP is solved
+        raise ValueError(f"max_passes must be a positive integer, got {max_passes!r}")
     order = sorted_lp_order(instance, horizon, max_nonzeros, lp, max_iterations)
-    return adjacent_swaps(instance, order, max_passes)[0]
+    return adjacent_swaps(instance, order, int(max_passes))[0]
