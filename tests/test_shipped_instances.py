@@ -34,7 +34,9 @@ def test_exact_instance_reference_values(path):
     res.schedule.check()
     lp = lp_bound(inst)
     assert lp.bound == pytest.approx(meta["lp_bound"], abs=1e-5)
-    assert lp.horizon == meta["lp_horizon"]
+    # T2 = UB - sum o + max (o + a) (SPEC section 3): the recorded horizon came from the list
+    # heuristics of its time; volume, svf and gba-d (issue 29) can only lower the UB
+    assert lp.horizon <= meta["lp_horizon"]
     assert lp.bound <= meta["optimal_tel"]
     assert combinatorial_bound(inst) == meta["combinatorial_bound"]
 
