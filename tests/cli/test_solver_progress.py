@@ -131,5 +131,5 @@ def test_schedule_json_and_policies_json(tmp_path):
     rows = json.loads(r.stdout)
     assert [p["name"] for p in rows] == list(POLICIES)
     sorted_f = next(p for p in rows if p["name"] == "sorted-f")
-    assert sorted_f["options"] == ["solver", "sample_size", "quantile", "seed"]
+    assert sorted_f["options"] == ["solver", "sample_size", "quantile", "seed", "fit"]
     assert sorted_f["backfill"] is True
