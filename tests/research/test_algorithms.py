@@ -19,6 +19,7 @@ from lpsched.instance import Instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.policies.registry import POLICIES, Policy
 from lpsched.research.reproductions import algorithms as alg
+from lpsched.research.reproductions import burst as svf_burst
 from lpsched.research.reproductions.registry import REPRODUCTIONS, accepts
 from lpsched.schedule import Schedule
 
@@ -82,8 +83,8 @@ def test_tiny_run_writes_rows_and_a_rerun_computes_nothing(tmp_path, monkeypatch
     bound = {(b["workload"], b["memory"]): float(b["bound"]) for b in bounds}
     for r in rows:
         assert r["note"] == "" and int(r["tel"]) >= bound[(r["workload"], r["memory"])] - 1e-6
-    assert len(burst) == len(alg.BURST_SCHEDULERS) * len(alg.BURST_TIME_MODELS)
-    assert {r["scheduler"] for r in burst} == set(alg.BURST_SCHEDULERS)
+    assert len(burst) == len(svf_burst.BURST_SCHEDULERS) * len(svf_burst.BURST_TIME_MODELS)
+    assert {r["scheduler"] for r in burst} == set(svf_burst.BURST_SCHEDULERS)
     assert (tmp_path / "algorithms.md").read_text().strip() == text.strip()
     for p in TINY["policies"]:
         assert f"| {p} " in text
@@ -94,7 +95,7 @@ def test_tiny_run_writes_rows_and_a_rerun_computes_nothing(tmp_path, monkeypatch
 
     monkeypatch.setattr(alg, "_bound_rows", nothing)
     monkeypatch.setattr(alg, "_policy_rows", nothing)
-    monkeypatch.setattr(alg, "_burst_rows", nothing)
+    monkeypatch.setattr(svf_burst, "_burst_rows", nothing)
     again = alg.run(tmp_path, **TINY)
     assert again == text
     assert _rows(tmp_path / "algorithms.csv") == rows
@@ -156,7 +157,7 @@ def test_common_prompt_instances():
 def test_one_bit_queue_sees_only_the_class():
     # T = 100: short when o <= 10; every short request shares a surrogate, so ties go by index
     inst = Instance.from_arrays([5, 5, 5, 5, 5], [100, 3, 9, 50, 1], 1000)
-    order = alg.one_bit_volume_order(inst).tolist()
+    order = svf_burst.one_bit_volume_order(inst).tolist()
     assert order == [1, 2, 4, 0, 3]
 
 

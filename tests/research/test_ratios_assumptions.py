@@ -23,16 +23,15 @@ from lpsched.generators.small import (  # noqa: E402
     small_peaks,
 )
 from lpsched.policies.registry import POLICIES  # noqa: E402
-from lpsched.research.reproductions.ratios import (  # noqa: E402
-    ALL_WORKLOADS,
+from lpsched.research.reproductions.ratios import ALL_WORKLOADS, theorem_sweep  # noqa: E402
+from lpsched.research.reproductions.ratios import run as reproduce_ratios  # noqa: E402
+from lpsched.research.reproductions.theorems import (  # noqa: E402
     THEOREM_POLICIES,
     THEOREMS,
     applies,
     peak_alpha,
     theorem_summary,
-    theorem_sweep,
 )
-from lpsched.research.reproductions.ratios import run as reproduce_ratios  # noqa: E402
 
 #: The theorem policies, all registered (sps, gba and gba-d of arXiv 2601.22996 included).
 REGISTERED = tuple(p for p in THEOREM_POLICIES if p in POLICIES)

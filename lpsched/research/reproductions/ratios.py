@@ -2,19 +2,18 @@
 
 The seed paper (arXiv 2508.06133, section 4) proves ``TEL(Sorted-F) <= 48 OPT``; FCFS, MC-SF and
 size priority have unbounded ratios (:mod:`lpsched.research.reproductions.families` shows it).
-The algorithms that followed (``algorithms-2026``) prove their own constants under their own
-assumptions (:data:`THEOREMS`): SVF ``1 + 2 / (1 - alpha)`` when every peak is at most
-``alpha M``, the staggered pipeline SPS 2 with one prompt and one decode length, GBA and GBA-D
-10.67 with one prompt length. This reproduction measures the ratios on small instances, where
-the optimum is known:
+The algorithms that followed prove their own constants under their own assumptions
+(:mod:`.theorems`). This reproduction measures the ratios on small instances, where the optimum
+is known:
 
 * :func:`ratio_sweep` -- for every instance of :func:`~lpsched.generators.small.small_instance`
   the exact optimum, the LP bound and ``TEL(policy) / OPT`` and ``TEL(policy) / LP`` for every
   policy; one CSV row per (instance, policy), resumable. A policy with a theorem is run only on
-  the workloads whose instances meet its assumptions (:func:`applies`);
-* :func:`theorem_sweep` -- the same for the policies of :data:`THEOREM_POLICIES`, each on the
-  workloads that meet its theorem, with the instance's own constant beside every ratio;
-  :func:`theorem_summary` gives per algorithm the worst ratio found against its constant;
+  the workloads whose instances meet its assumptions (:func:`~.theorems.applies`);
+* :func:`theorem_sweep` -- the same for the policies of :data:`~.theorems.THEOREM_POLICIES`,
+  each on the workloads that meet its theorem, with the instance's own constant beside every
+  ratio; :func:`~.theorems.theorem_summary` gives per algorithm the worst ratio found against
+  its constant;
 * :func:`run` -- both sweeps, their summaries, the worst case of an adversarial search
   (:mod:`lpsched.research.adversarial`) and a figure.
 
@@ -24,11 +23,9 @@ schedule's TEL (so the ratio is a lower bound on the true one) and the CSV says 
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,29 +33,29 @@ from typing import Any
 import numpy as np
 
 from ...generators.small import ASSUMPTION_WORKLOADS, RATIO_WORKLOADS, small_instance
-from ...instance import Instance
 from ...policies.registry import check_policy_options, options_for, parse_policy, run_policy
 from ...solvers.solve import lp_bound
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
 from ..adversarial import search_row
 from ..cache import OptimumCache
+from .theorems import (
+    SORTED_F_BOUND,
+    THEOREM_POLICIES,
+    THEOREMS,
+    applies,
+    peak_alpha,
+    theorem_summary,
+)
 
 __all__ = [
     "NAME",
     "DESCRIPTION",
     "RATIO_POLICIES",
-    "SORTED_F_BOUND",
     "ALL_WORKLOADS",
-    "THEOREM_POLICIES",
-    "Theorem",
-    "THEOREMS",
-    "peak_alpha",
-    "applies",
     "ratio_sweep",
     "ratio_summary",
     "theorem_sweep",
-    "theorem_summary",
     "run",
 ]
 
@@ -69,154 +66,8 @@ DESCRIPTION = (
 )
 #: Policies compared by default (the offline list policies with known ``o_i``).
 RATIO_POLICIES = ("fcfs", "mcsf", "size", "sorted-f", "sorted-lp")
-#: The proven approximation ratio of Sorted-F (arXiv 2508.06133, section 4).
-SORTED_F_BOUND = 48
 #: The workloads of the default run: the four random ones and the theorem-assumption ones.
 ALL_WORKLOADS = (*RATIO_WORKLOADS, *ASSUMPTION_WORKLOADS)
-#: Policies of the per-algorithm table (:func:`theorem_sweep`), in its row order.
-THEOREM_POLICIES = ("sorted-f", "svf", "sps", "gba", "gba-d", "volume")
-
-
-def peak_alpha(instance: Instance) -> float:
-    """The instance's ``alpha``: its largest peak ``max_i (s_i + o_i)`` over ``M`` (in (0, 1])."""
-    return float(instance.size.max()) / instance.memory if instance.n else 0.0
-
-
-def _svf_constant(instance: Instance) -> float:
-    """SVF's constant at the instance's own ``alpha``: ``1 + 2 / (1 - alpha)`` (inf at 1)."""
-    alpha = peak_alpha(instance)
-    return 1 + 2 / (1 - alpha) if alpha < 1 else math.inf
-
-
-def _offline(instance: Instance) -> bool:
-    return instance.offline
-
-
-def _svf_meets(instance: Instance) -> bool:
-    return instance.offline and peak_alpha(instance) < 1
-
-
-def _one_prompt(instance: Instance) -> bool:
-    return instance.offline and len(set(instance.prefill.tolist())) <= 1
-
-
-def _one_request_shape(instance: Instance) -> bool:
-    return _one_prompt(instance) and len(set(instance.decode.tolist())) <= 1
-
-
-@dataclass(frozen=True)
-class Theorem:
-    """A proven guarantee ``TEL(policy) <= c OPT`` and the instances it covers.
-
-    Attributes
-    ----------
-    policy : str
-        Registry name of the algorithm.
-    assumption : str
-        The theorem's assumption, in words (for the table).
-    workloads : tuple of str or None
-        The small workloads whose instances meet the assumption (the only ones the policy is
-        run on); None: every workload.
-    constant : str
-        The constant as the table writes it.
-    source : str
-        Where the constant is proven.
-    bound : callable or None
-        ``bound(instance) -> c``: the constant for one instance (SVF's depends on the
-        instance's ``alpha``); None: no proven constant.
-    meets : callable
-        ``meets(instance) -> bool``: whether an instance meets the assumption (checked before
-        every run of the policy: a workload that breaks it is a bug, not a data point).
-    """
-
-    policy: str
-    assumption: str
-    workloads: tuple[str, ...] | None
-    constant: str
-    source: str
-    bound: Callable[[Instance], float] | None
-    meets: Callable[[Instance], bool]
-
-
-def _constant(c: float) -> Callable[[Instance], float]:
-    return partial(_fixed, c)
-
-
-def _fixed(c: float, instance: Instance) -> float:
-    return c
-
-
-#: The theorems of the per-algorithm table, by policy name. GBA's 10.67 is read as 32/3
-#: (our reading of the rounded figure; the stricter of the two).
-THEOREMS: dict[str, Theorem] = {
-    t.policy: t
-    for t in (
-        Theorem(
-            "sorted-f",
-            "any offline instance",
-            None,
-            "48",
-            "arXiv 2508.06133, section 4",
-            _constant(float(SORTED_F_BOUND)),
-            _offline,
-        ),
-        Theorem(
-            "svf",
-            "all at round 0, every peak s_i + o_i <= alpha M",
-            ("small-peaks",),
-            "1 + 2/(1 - alpha)",
-            "arXiv 2606.22327 (as summarised)",
-            _svf_constant,
-            _svf_meets,
-        ),
-        Theorem(
-            "sps",
-            "one prompt length s, one decode length o",
-            ("identical",),
-            "2",
-            "arXiv 2601.22996 (as summarised)",
-            _constant(2.0),
-            _one_request_shape,
-        ),
-        Theorem(
-            "gba",
-            "one prompt length s, any decode lengths",
-            ("common-prompt", "identical"),
-            "10.67",
-            "arXiv 2601.22996",
-            _constant(32 / 3),
-            _one_prompt,
-        ),
-        Theorem(
-            "gba-d",
-            "one prompt length s, any decode lengths",
-            ("common-prompt", "identical"),
-            "10.67",
-            "arXiv 2601.22996",
-            _constant(32 / 3),
-            _one_prompt,
-        ),
-        Theorem(
-            "volume",
-            "none proven (SVF's order on lpsched's executor)",
-            None,
-            "none",
-            "ours",
-            None,
-            _offline,
-        ),
-    )
-}
-
-
-def applies(policy: str, workload: str) -> bool:
-    """Whether ``policy`` (``name[+backfill]``) runs on ``workload``: always for a policy
-    without a theorem in :data:`THEOREMS`, otherwise when the workload meets its assumptions
-    (the theorem of the name without ``+backfill``). Source: ours."""
-    theorem = THEOREMS.get(policy.partition("+")[0])
-    return theorem is None or theorem.workloads is None or workload in theorem.workloads
-
-
 RATIO_FIELDS = [
     "workload",
     "n",
@@ -246,6 +97,8 @@ def ratio_sweep(
     solver: str = "highs",
     time_limit: float = 30.0,
     policy_options: Mapping[str, Any] | None = None,
+    theorems: bool = False,
+    known: Mapping[tuple[str, int, int, int], tuple[int, float, bool, float, float]] | None = None,
     **engine: Any,
 ) -> list[dict[str, str]]:
     """Empirical ratios ``TEL(policy) / OPT`` and ``TEL(policy) / LP`` on small instances.
@@ -274,6 +127,13 @@ def ratio_sweep(
         Keyword options for the policies that declare them
         (:func:`~lpsched.policies.registry.check_policy_options`); part of every row's
         parameters when given.
+    theorems : bool, default False
+        Add the columns of :func:`theorem_sweep` (``alpha``, ``constant``,
+        ``ratio_constant``); use :func:`theorem_sweep`, which sets it with its defaults.
+    known : mapping, optional
+        ``(workload, n, memory, seed) -> (opt, lower_bound, optimal, lp_bound, exact_s)``,
+        optima already computed with the same solver and time limit; those instances are not
+        solved again.
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``).
@@ -282,119 +142,14 @@ def ratio_sweep(
     -------
     list of dict
         The rows of these instances and policies (strings). Every policy schedule is checked
-        feasible.
+        feasible, and every instance checked to meet the theorem of each policy run on it
+        (``ValueError`` otherwise).
 
     Notes
     -----
     ``ratio_opt >= 1`` always; ``ratio_lp >= ratio_opt`` since the LP value is a lower bound.
     Source: ours; the bound 48 is arXiv 2508.06133, section 4.
     """
-    return _sweep(
-        out_dir,
-        name=name,
-        theorems=False,
-        workloads=workloads,
-        sizes=sizes,
-        memories=memories,
-        seeds=seeds,
-        policies=policies,
-        solver=solver,
-        time_limit=time_limit,
-        policy_options=policy_options,
-        known=None,
-        **engine,
-    )
-
-
-#: The extra columns of :func:`theorem_sweep`.
-THEOREM_FIELDS = [*RATIO_FIELDS, "alpha", "constant", "ratio_constant"]
-
-
-def theorem_sweep(
-    out_dir: str | os.PathLike[str],
-    *,
-    name: str = "theorems",
-    workloads: Sequence[str] = ALL_WORKLOADS,
-    sizes: Sequence[int] = (5, 7),
-    memories: Sequence[int] = (16, 32),
-    seeds: Sequence[int] = tuple(range(10)),
-    policies: Sequence[str] = THEOREM_POLICIES,
-    solver: str = "highs",
-    time_limit: float = 30.0,
-    policy_options: Mapping[str, Any] | None = None,
-    known: Mapping[tuple[str, int, int, int], tuple[int, float, bool, float, float]] | None = None,
-    **engine: Any,
-) -> list[dict[str, str]]:
-    """Each algorithm's ratios on the instances that meet its theorem, beside its constant.
-
-    As :func:`ratio_sweep` (same parameters and columns), each policy run only on the
-    workloads of its theorem (:func:`applies`, :data:`THEOREMS`; a policy without one runs
-    everywhere), with three more columns: ``alpha`` (the instance's largest peak over ``M``,
-    :func:`peak_alpha`), ``constant`` (the policy's proven constant for this instance: SVF's is
-    ``1 + 2 / (1 - alpha)``; empty when none is proven) and ``ratio_constant``
-    (``ratio_opt / constant``; above 1 means the measured ratio exceeds the theorem).
-
-    Parameters
-    ----------
-    out_dir, name, workloads, sizes, memories, seeds, policies, solver, time_limit, policy_options
-        See :func:`ratio_sweep`; ``name`` defaults to ``"theorems"`` and ``policies`` to
-        :data:`THEOREM_POLICIES` (every name must be registered).
-    known : mapping, optional
-        ``(workload, n, memory, seed) -> (opt, lower_bound, optimal, lp_bound, exact_s)``,
-        optima already computed with the same solver and time limit (by :func:`run`, from the
-        rows of :func:`ratio_sweep`); those instances are not solved again.
-    **engine
-        Options of :func:`~lpsched.sweeps.engine.run_sweep`.
-
-    Returns
-    -------
-    list of dict
-        The rows (strings). Every schedule is checked feasible, and every instance checked to
-        meet the theorem of each policy run on it (``ValueError`` otherwise).
-
-    Notes
-    -----
-    Source: ours; the constants and assumptions are those of :data:`THEOREMS`.
-    """
-    return _sweep(
-        out_dir,
-        name=name,
-        theorems=True,
-        workloads=workloads,
-        sizes=sizes,
-        memories=memories,
-        seeds=seeds,
-        policies=policies,
-        solver=solver,
-        time_limit=time_limit,
-        policy_options=policy_options,
-        known=known,
-        **engine,
-    )
-
-
-def _optional_float(text: str) -> float | None:
-    """A CSV cell that is empty (no proven constant) or a finite float."""
-    return None if text == "" else finite_float(text)
-
-
-def _sweep(
-    out_dir: str | os.PathLike[str],
-    *,
-    name: str,
-    theorems: bool,
-    workloads: Sequence[str],
-    sizes: Sequence[int],
-    memories: Sequence[int],
-    seeds: Sequence[int],
-    policies: Sequence[str],
-    solver: str,
-    time_limit: float,
-    policy_options: Mapping[str, Any] | None,
-    known: Mapping[tuple[str, int, int, int], tuple[int, float, bool, float, float]] | None,
-    **engine: Any,
-) -> list[dict[str, str]]:
-    """The sweep of :func:`ratio_sweep` (``theorems=False``) or :func:`theorem_sweep`."""
     pols = list(dict.fromkeys(policies))
     for p in pols:
         parse_policy(p)  # an unknown name fails here, before any solve
@@ -447,6 +202,60 @@ def _sweep(
         check=_check_theorem_row if theorems else _check_row,
     )
     return run_sweep(sweep, out_dir, **engine)
+
+
+#: The extra columns of :func:`theorem_sweep`.
+THEOREM_FIELDS = [*RATIO_FIELDS, "alpha", "constant", "ratio_constant"]
+
+
+def theorem_sweep(
+    out_dir: str | os.PathLike[str],
+    *,
+    name: str = "theorems",
+    workloads: Sequence[str] = ALL_WORKLOADS,
+    policies: Sequence[str] = THEOREM_POLICIES,
+    **kwargs: Any,
+) -> list[dict[str, str]]:
+    """Each algorithm's ratios on the instances that meet its theorem, beside its constant.
+
+    :func:`ratio_sweep` with ``theorems=True``: the same columns and three more, ``alpha``
+    (the instance's largest peak over ``M``, :func:`~.theorems.peak_alpha`), ``constant``
+    (the policy's proven constant for this instance: SVF's is ``1 + 2 / (1 - alpha)``; empty
+    when none is proven) and ``ratio_constant`` (``ratio_opt / constant``; above 1 means the
+    measured ratio exceeds the theorem). Each policy runs only on the workloads of its theorem
+    (:func:`~.theorems.applies`; a policy without one runs everywhere).
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Folder of ``NAME.csv`` (resumed if it exists).
+    name : str, default "theorems"
+        File stem of the CSV.
+    workloads : sequence of str
+        Default :data:`ALL_WORKLOADS`.
+    policies : sequence of str
+        Default :data:`~.theorems.THEOREM_POLICIES` (every name must be registered).
+    **kwargs
+        The other parameters of :func:`ratio_sweep` (``sizes``, ``memories``, ``seeds``,
+        ``solver``, ``time_limit``, ``policy_options``, ``known``) and the engine's options.
+
+    Returns
+    -------
+    list of dict
+        The rows (strings), checked as :func:`ratio_sweep`'s.
+
+    Notes
+    -----
+    Source: ours; the constants and assumptions are those of :data:`~.theorems.THEOREMS`.
+    """
+    return ratio_sweep(
+        out_dir, name=name, workloads=workloads, policies=policies, theorems=True, **kwargs
+    )
+
+
+def _optional_float(text: str) -> float | None:
+    """A CSV cell that is empty (no proven constant) or a finite float."""
+    return None if text == "" else finite_float(text)
 
 
 def _instance_rows(
@@ -583,109 +392,6 @@ def ratio_summary(rows: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-_ABOVE = "**above the constant: our reading is wrong**"
-
-
-def theorem_summary(
-    rows: Sequence[Mapping[str, Any]], policies: Sequence[str] | None = None
-) -> str:
-    """Markdown table of a :func:`theorem_sweep`: per algorithm, its theorem's assumption, the
-    workloads (``all N`` for every workload of the rows) and number of instances it ran on,
-    the mean and worst ``TEL / OPT``, the range of the instances' ``alpha`` (largest peak
-    over ``M``), its proven constant (SVF's over the instances' ``alpha``), the worst
-    ``(TEL / OPT) / constant`` with its instance, and a verdict: ``within`` (at most 1), the
-    flag ``above the constant: our reading is wrong``, or ``no proven constant``.
-
-    Parameters
-    ----------
-    rows : sequence of mapping
-        Rows of :func:`theorem_sweep` (strings or numbers).
-    policies : sequence of str, optional
-        The algorithms, in row order; one without rows gets a row saying so. Default: those of
-        the rows, in order of appearance.
-
-    Returns
-    -------
-    str
-        The table. A ratio taken to a best-known (not proven) optimum is a lower bound on the
-        true ratio; the verdict then says how many. Source: ours.
-    """
-    by: dict[str, list[Mapping[str, Any]]] = {}
-    for r in rows:
-        by.setdefault(str(r["policy"]), []).append(r)
-    order = list(dict.fromkeys([*(policies or ()), *by]))
-    every = {str(r["workload"]) for r in rows}
-    out = []
-    for p in order:
-        theorem = THEOREMS.get(p)
-        rs = by.get(p, [])
-        entry = {
-            "algorithm": p,
-            "assumption": theorem.assumption if theorem else "none (no theorem here)",
-            "workloads": _workloads_cell({str(r["workload"]) for r in rs}, every),
-            "instances": str(len(rs)),
-            "mean TEL/OPT": "-",
-            "worst TEL/OPT": "-",
-            "alpha": "-",
-            "constant": theorem.constant if theorem else "none",
-            "worst ratio/constant": "-",
-            "worst instance": "-",
-            "verdict": "no instance meets its assumptions in this run",
-        }
-        out.append(entry)
-        if not rs:
-            continue
-        ratio = np.array([float(r["ratio_opt"]) for r in rs])
-        alpha = np.array([float(r["alpha"]) for r in rs])
-        consts = [None if r["constant"] in ("", None) else float(r["constant"]) for r in rs]
-        entry["mean TEL/OPT"] = f"{ratio.mean():.3f}"
-        entry["worst TEL/OPT"] = f"{ratio.max():.3f}"
-        entry["alpha"] = (
-            f"{alpha.min():.2f}-{alpha.max():.2f}"
-            if alpha.min() < alpha.max()
-            else f"{alpha[0]:.2f}"
-        )
-        unproven = sum(1 for r in rs if r["opt_status"] != "optimal")
-        note = f" ({unproven} optima not proven: lower bounds)" if unproven else ""
-        if any(c is None for c in consts):
-            worst = int(ratio.argmax())
-            entry["verdict"] = "no proven constant" + note
-        else:
-            c = np.array(consts, dtype=float)
-            rc = ratio / c
-            worst = int(rc.argmax())
-            if c.min() < c.max():
-                entry["constant"] += f" = {c.min():.2f}-{c.max():.2f}"
-            entry["worst ratio/constant"] = f"{rc.max():.3f}"
-            entry["verdict"] = (_ABOVE if rc.max() > 1 + 1e-9 else "within") + note
-        w = rs[worst]
-        entry["worst instance"] = f"{w['workload']} n={w['n']} M={w['memory']} seed={w['seed']}"
-    return markdown_table(
-        out,
-        [
-            "algorithm",
-            "assumption",
-            "workloads",
-            "instances",
-            "mean TEL/OPT",
-            "worst TEL/OPT",
-            "alpha",
-            "constant",
-            "worst ratio/constant",
-            "worst instance",
-            "verdict",
-        ],
-        numparse=False,
-    )
-
-
-def _workloads_cell(mine: set[str], every: set[str]) -> str:
-    """The workloads an algorithm ran on: ``all N`` when they are all those of the run."""
-    if len(every) > 1 and mine == every:
-        return f"all {len(every)}"
-    return ", ".join(sorted(mine)) or "-"
-
-
 def _registered(policy: str) -> bool:
     try:
         parse_policy(policy)
@@ -728,10 +434,10 @@ def run(
         ``policies`` (default :data:`RATIO_POLICIES`, plug-ins allowed) gives the rows of the
         first table and the boxes of the figure.
     theorem_policies : sequence of str, optional
-        The algorithms of the per-algorithm table (:func:`theorem_sweep`, :func:`theorem_summary`),
-        each run on the workloads that meet its theorem. Default: those of
-        :data:`THEOREM_POLICIES` that are registered (the report names the others); an
-        explicit name that is not registered raises ``KeyError``.
+        The algorithms of the per-algorithm table (:func:`theorem_sweep`,
+        :func:`~.theorems.theorem_summary`), each run on the workloads that meet its theorem.
+        Default: those of :data:`~.theorems.THEOREM_POLICIES` that are registered (the report
+        names the others); an explicit name that is not registered raises ``KeyError``.
     search_steps, search_restarts, search_seed : int
         Budget and seed of :func:`adversarial_search` against Sorted-F (``search_restarts =
         0`` skips it).
@@ -746,10 +452,10 @@ def run(
     -------
     str
         Markdown: the summary table (:func:`ratio_summary`), the per-algorithm table
-        (:func:`theorem_summary`) and the worst Sorted-F instance. The optima of the first
-        sweep are reused by the second, so each instance is solved once.
+        (:func:`~.theorems.theorem_summary`) and the worst Sorted-F instance. The optima of the
+        first sweep are reused by the second, so each instance is solved once.
         Source: ours; bound 48 from arXiv 2508.06133, section 4; the other constants from
-        :data:`THEOREMS`.
+        :data:`~.theorems.THEOREMS`.
     """
     out = Path(out_dir)
     rows = ratio_sweep(
