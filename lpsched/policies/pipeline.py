@@ -401,7 +401,8 @@ class ProfileTooLongError(ValueError):
     holds (:data:`GBA_D_MAX_ROUNDS`); a comparison reports the policy as skipped. Source: ours."""
 
 
-#: Largest span of rounds GBA-D's memory profile may cover (int64 each: 1 GiB).
+#: Largest span of rounds GBA-D's memory profile may cover (two int64 arrays of this length
+#: at the peak: 2 GiB).
 GBA_D_MAX_ROUNDS = 2**27
 
 
@@ -473,12 +474,22 @@ def gba_d(instance: Instance, *, alpha: float = GBA_ALPHA, beta: int = GBA_BETA)
 def _profile(s: np.ndarray, start: np.ndarray, o: np.ndarray, rounds: int) -> np.ndarray:
     """Memory ``m(r)`` of every round ``r < rounds`` (tokens, SPEC section 2), by second
     differences: a request adds ``s + r - p`` on ``p < r <= p + o``."""
-    # m(r) = sum over the active requests of (s - p), plus r times their count
+    # m(r) = sum over the active requests of (s - p), plus r times their count; built in
+    # place, two arrays of ``rounds`` at the peak (the profile may hold 2^27 rounds)
     const = np.zeros(rounds + 1, dtype=np.int64)
-    count = np.zeros(rounds + 1, dtype=np.int64)
     np.add.at(const, start + 1, s - start)
     np.add.at(const, start + o + 1, -(s - start))
+    np.cumsum(const, out=const)
+    count = np.zeros(rounds + 1, dtype=np.int64)
     np.add.at(count, start + 1, 1)
     np.add.at(count, start + o + 1, -1)
-    r = np.arange(rounds, dtype=np.int64)
-    return np.cumsum(const)[:rounds] + r * np.cumsum(count)[:rounds]
+    np.cumsum(count, out=count)
+    for lo in range(0, rounds, _CHUNK):
+        hi = min(lo + _CHUNK, rounds)
+        count[lo:hi] *= np.arange(lo, hi, dtype=np.int64)
+    const += count
+    return const[:rounds]
+
+
+#: Rounds per slice when the profile multiplies each round's count by its index.
+_CHUNK = 1 << 20

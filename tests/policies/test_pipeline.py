@@ -138,3 +138,29 @@ def test_gba_d_far_arrivals_keep_a_small_profile():
     inst = Instance.from_arrays([3, 3], [4, 4], 20, [0, 10**9])
     sched = gba_d(inst)
     assert sched.feasible and sched.start.tolist() == [10**9 - 8, 10**9]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 9), st.integers(1, 6), st.integers(0, 12)), min_size=1, max_size=8
+    ),
+    st.sampled_from([1, 3, 1 << 20]),
+)
+def test_gba_d_memory_profile_is_the_literal_sum(requests, chunk):
+    """The in-place profile (sliced by ``_CHUNK``) equals sum over running requests of
+    s_i + (r - p_i) on p_i < r <= p_i + o_i, round by round."""
+    import lpsched.policies.pipeline as pipeline
+
+    s, o, p = (np.array(col, dtype=np.int64) for col in zip(*requests, strict=True))
+    rounds = int((p + o).max()) + 2
+    old, pipeline._CHUNK = pipeline._CHUNK, chunk
+    try:
+        got = pipeline._profile(s, p, o, rounds).tolist()
+    finally:
+        pipeline._CHUNK = old
+    want = [
+        sum(int(si + r - pi) for si, oi, pi in zip(s, o, p, strict=True) if pi < r <= pi + oi)
+        for r in range(rounds)
+    ]
+    assert got == want
