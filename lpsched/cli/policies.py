@@ -367,7 +367,8 @@ def schedule(
     "--policy",
     required=True,
     help="Registry name of a policy with a fixed priority list: a list policy (fcfs, mcsf, size, "
-    "sorted-f, sorted-lp, plug-ins) or vllm, vllm-sf.",
+    "sorted-f, sorted-lp, volume, lp-swap, plug-ins), svf (its list is the volume order) or "
+    "vllm, vllm-sf. sps, gba and gba-d fix start rounds, not a list, and are refused.",
 )
 @phase1_option()
 @click.option(
@@ -394,8 +395,10 @@ def priorities(
     One line per request, in instance order: {"id": ..., "priority": k}, k = the request's
     position in the policy's list (0 first). Lower runs first, as vLLM's 'priority' scheduling
     policy takes a request's 'priority' field (README, "Replaying a schedule in a serving
-    engine"). Policies that re-plan as they run (amax, amin, sorted-f-amin, online-*) have no
-    fixed list and are refused.
+    engine"). Policies that re-plan as they run (amax, amin, sorted-f-amin, online-*) and the
+    staggered pipelines that fix each request's start round (sps, gba, gba-d) have no fixed list
+    and are refused. svf's list is the volume order; the TEL printed is of svf's own schedule
+    (peak reservation), while ``--policy volume`` gives the same list run by lpsched's executor.
     """
     check_output(output, instance)
     check_options(policy_names(policy, "--policy"), policy_options, _OWN_FLAGS)
@@ -405,14 +408,19 @@ def priorities(
         sched = run_policy(inst, policy, **opts)
     order = sched.info.get("order")
     if order is None:
+        why = (
+            "it fixes each request's start round, not a priority list"
+            if "classes" in sched.info
+            else "it re-plans as it runs"
+        )
         raise ValueError(
-            f"policy {policy!r} has no fixed priority list (it re-plans as it runs); "
-            "use a list policy (fcfs, mcsf, size, sorted-f, sorted-lp, a plug-in) or vllm, vllm-sf"
+            f"policy {policy!r} has no fixed priority list ({why}); use a list policy (fcfs, "
+            "mcsf, size, sorted-f, sorted-lp, volume, lp-swap, a plug-in), svf, or vllm, vllm-sf"
         )
     write_priorities(inst, order, output)
     click.echo(
         f"{policy}: wrote {inst.n} priorities (0 runs first) to {output}; "
-        f"TEL of the policy here {sched.tel} rounds",
+        f"TEL of {policy}'s own schedule {sched.tel} rounds",
         err=True,
     )
 

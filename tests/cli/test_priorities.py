@@ -97,14 +97,34 @@ def test_replay_reproduces_vllm_sf(tmp_path):
     assert np.array_equal(replay.runs, want.runs)
 
 
-@pytest.mark.parametrize("policy", ["amin", "online-fcfs"])
-def test_replanning_policies_refused(tmp_path, policy):
+@pytest.mark.parametrize(
+    ("policy", "why"),
+    [
+        ("amin", "re-plans as it runs"),
+        ("online-fcfs", "re-plans as it runs"),
+        ("gba", "fixes each request's start round"),
+        ("sps", "fixes each request's start round"),
+    ],
+)
+def test_policies_without_a_list_refused(tmp_path, policy, why):
     path, out = tmp_path / "i.json", tmp_path / "p.jsonl"
     write_instance(exact(HAND), path)
     r = _invoke(path, "--policy", policy, "-o", out)
     assert r.exit_code == 1
-    assert f"policy {policy!r} has no fixed priority list" in r.stderr
+    assert f"policy {policy!r} has no fixed priority list (it {why}" in r.stderr
+    assert "volume" in r.stderr
     assert not out.exists()
+
+
+def test_svf_writes_the_volume_order(tmp_path):
+    inst = generate("mix-80-20", 60, 6000, seed=2)
+    path, a, b = tmp_path / "i.json", tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    write_instance(inst, path)
+    r = _invoke(path, "--policy", "svf", "-o", a)
+    assert r.exit_code == 0
+    assert f"TEL of svf's own schedule {run_policy(inst, 'svf').tel} rounds" in r.stderr
+    assert _invoke(path, "--policy", "volume", "-o", b).exit_code == 0
+    assert a.read_text() == b.read_text()
 
 
 def test_unknown_policy_and_missing_output(hand_file, tmp_path):
