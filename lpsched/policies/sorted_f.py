@@ -452,8 +452,13 @@ def _phase1_list(
     name = resolve_phase1(solver, instance.n, instance.memory)
     if name == "quantile":
         if fit != "peaks":
+            picked = (
+                f" ('auto' picked it for n = {instance.n}, M = {instance.memory})"
+                if solver == "auto"
+                else ""
+            )
             raise ValueError(
-                f"the quantile Phase-1 solver supports fit='peaks' only, not {fit!r} "
+                f"the quantile Phase-1 solver{picked} supports fit='peaks' only, not {fit!r} "
                 "(use solver='dp' or 'swap')"
             )
         return QuantileGreedy(sample_size, quantile, seed).priority_list(o, z, instance.memory)

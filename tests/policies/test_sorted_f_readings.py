@@ -22,6 +22,7 @@ from lpsched.instance import Instance
 from lpsched.policies.registry import run_policy
 from lpsched.policies.sorted_f import (
     PHASE1_FITS,
+    SWAP_MAX_N,
     phase1_batches,
     select_dp,
     select_swap,
@@ -163,6 +164,13 @@ def test_fit_errors_name_the_solver():
     with pytest.raises(ValueError, match="fit"):
         select_swap(HAND.decode, HAND.size, 7, fit="true-peak")
     assert PHASE1_FITS == ("peaks", "common-start")
+
+
+def test_common_start_error_says_auto_picked_quantile():
+    n = SWAP_MAX_N + 1  # auto picks quantile above SWAP_MAX_N
+    big = Instance.from_arrays(np.ones(n, dtype=np.int64), np.ones(n, dtype=np.int64), 4)
+    with pytest.raises(ValueError, match=f"'auto' picked it for n = {n}, M = 4"):
+        sorted_f_order(big, fit="common-start")
 
 
 def test_auto_refuses_common_start_where_it_picks_quantile():
