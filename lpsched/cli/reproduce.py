@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ..policies.registry import PolicySelectionError
+from ..research.reproductions.choices import StudyChoiceError
 from ..research.reproductions.registry import REPRODUCTIONS, accepts
 from ..sweeps.engine import SweepWorkerError
 from ..timing.model import TimeModel
@@ -241,7 +242,7 @@ def reproduce(
     except SweepWorkerError as exc:
         click.echo(f"lpsched: error: {exc}", err=True)
         sys.exit(1)
-    except PolicySelectionError as exc:  # raised before the sweep starts
+    except (PolicySelectionError, StudyChoiceError) as exc:  # raised before the sweep starts
         raise click.UsageError(str(exc)) from None
     except ImportError as exc:
         raise click.UsageError(str(exc)) from None

@@ -31,7 +31,10 @@ def test_reproduce_takes_the_studys_workloads(tmp_path):
     with (out / "optimality-gaps.csv").open() as fh:
         assert {row["workload"] for row in csv.DictReader(fh)} == {"paper-scaled"}
     r = invoke("reproduce", "optimality-gaps", "--workload", "nosuch", "--out", str(out))
-    assert r.exit_code == 1 and "unknown small workload 'nosuch'" in r.stderr
+    assert r.exit_code == 2 and "unknown small workload 'nosuch'" in r.stderr
+    r = invoke("reproduce", "algorithms", "--workload", "paper-scaled", "--out", str(out))
+    assert r.exit_code == 2 and "unknown family 'paper-scaled'; known: paper," in r.stderr
+    assert "workloads of optimality-gaps and certified-gaps" in r.stderr
     r = invoke("reproduce", "families", "--workload", "paper-mix", "--out", str(out))
     assert r.exit_code == 2 and "has no workload option" in r.stderr
     r = invoke("reproduce", "intervals", "--workload", "a", "--workload", "b", "--out", str(out))

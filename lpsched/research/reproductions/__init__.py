@@ -4,7 +4,9 @@
 * :mod:`.headline`, :mod:`.sensitivity`, :mod:`.optimality_gaps`, :mod:`.certified_gaps`,
   :mod:`.ratios`, :mod:`.families`, :mod:`.intervals`, :mod:`.online_load`,
   :mod:`.algorithms` -- the reproductions; :mod:`.burst` -- SVF's burst, a part of
-  ``algorithms``; :mod:`.theorems` -- the proven constants ``ratios`` measures against.
+  ``algorithms``; :mod:`.theorems` -- the proven constants ``ratios`` measures against;
+* :mod:`.choices` -- a study's workloads checked before any row (a usage error on the
+  command line).
 
 Each runs its rows through the sweep engine (:mod:`lpsched.sweeps.engine`): written at once,
 resumed, never mixed across parameters.

@@ -74,6 +74,7 @@ from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solv
 from ...sweeps.tables import markdown_table, write_report
 from .burst import BURST_TIME_MODELS, burst_section
 from .certified_gaps import _PHASE1, _optional, _time_limits, certified_instance
+from .choices import check_choices
 
 __all__ = [
     "NAME",
@@ -667,8 +668,10 @@ def run(
 
     Raises
     ------
+    StudyChoiceError
+        An unknown family (a ``KeyError``).
     KeyError
-        An unknown family or policy (outside the study's list).
+        An unknown policy (outside the study's list).
     ValueError
         A size without a time limit, a time limit that is not a number of seconds ``> 0``.
     PolicySelectionError
@@ -678,9 +681,14 @@ def run(
     -----
     Source: ours (issue 29, item 5). The bound tasks run longest time limit first.
     """
-    for family in workloads:
-        if family not in FAMILIES:
-            raise KeyError(f"unknown family {family!r}; known: {', '.join(FAMILIES)}")
+    check_choices(
+        "family",
+        workloads,
+        FAMILIES,
+        "This study's --workload names a family, generated at each size n of --sizes; "
+        "paper-scaled, scaled-mix and uniform-small are workloads of optimality-gaps and "
+        "certified-gaps",
+    )
     pols, absent = [], []
     for p in dict.fromkeys(policies):
         if p in ALGORITHM_POLICIES and p not in POLICIES:

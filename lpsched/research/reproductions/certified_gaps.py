@@ -69,6 +69,7 @@ from ...solvers.options import check_time_limit
 from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
+from .choices import check_choices
 
 __all__ = [
     "NAME",
@@ -276,9 +277,7 @@ def run(
     Source: ours (issue 11). Tasks run longest time limit first, so that on several workers
     the n = 2000 instances do not finish last alone.
     """
-    for w in workloads:
-        if w not in EXACT_WORKLOADS:
-            raise KeyError(f"unknown small workload {w!r}; known: {', '.join(EXACT_WORKLOADS)}")
+    check_choices("small workload", workloads, EXACT_WORKLOADS)
     if 0 in paper_seeds:
         raise ValueError(
             "paper_seeds: seed 0 of paper-mix at n = 2000 is the default instance, which the "

@@ -33,6 +33,7 @@ from ...solvers.result import SolveStatus
 from ...solvers.solve import lp_bound, solve_exact
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
+from .choices import check_choices
 
 __all__ = ["NAME", "DESCRIPTION", "GAP_POLICIES", "run", "gap_table", "mean_gaps"]
 
@@ -128,14 +129,14 @@ def run(
 
     Raises
     ------
+    StudyChoiceError
+        An unknown workload (a ``KeyError``).
     KeyError
-        Unknown workload or policy name.
+        An unknown policy name.
     PolicySelectionError
         An option that none of ``policies`` declares, or ``solver``.
     """
-    for w in workloads:
-        if w not in EXACT_WORKLOADS:
-            raise KeyError(f"unknown small workload {w!r}; known: {', '.join(EXACT_WORKLOADS)}")
+    check_choices("small workload", workloads, EXACT_WORKLOADS)
     pols = list(dict.fromkeys(policies))
     for p in pols:
         parse_policy(p)  # an unknown name fails here, before any solve
