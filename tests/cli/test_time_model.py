@@ -108,8 +108,15 @@ def test_without_the_option_run_is_as_before():
 
 def test_unit_gives_the_round_figures_on_the_command_line():
     r = invoke("run", "--policies", "fcfs,sorted-f", "--time-model", "unit", "--json")
-    for row in json.loads(r.stdout)["results"]:
+    data = json.loads(r.stdout)
+    for row in data["results"]:
         assert row["tel_s"] == row["tel"] and row["mean_latency_s"] == row["mean_latency"]
+    [ratio] = data["paper_ratios"]  # FCFS / Sorted-F, in rounds and read in seconds
+    assert ratio["value_s"] == ratio["value"]
+    r = invoke("run", "--policies", "fcfs,sorted-f", "--time-model", "linear", "--json")
+    tel_s = {row["policy"]: row["tel_s"] for row in json.loads(r.stdout)["results"]}
+    [ratio] = json.loads(r.stdout)["paper_ratios"]
+    assert ratio["value_s"] == tel_s["fcfs"] / tel_s["sorted-f"] != ratio["value"]
 
 
 @pytest.mark.parametrize(
