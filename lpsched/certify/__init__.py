@@ -8,7 +8,7 @@
 
 ``import lpsched`` re-exports :func:`certify` as ``lpsched.certify``, the function (the
 package's modules stay importable by their full names, ``from lpsched.certify.methods import
-METHODS``). Source: ours (issues 11 and 20).
+METHODS``). Source: ours.
 """
 
 from .bound import best_bound, bound_choices

@@ -7,7 +7,7 @@ bound on the optimal TEL) or both. :func:`lpsched.certify.certify` runs the meth
 :data:`lpsched.certify.methods.METHODS`; a new one is one module in ``certify/methods/`` and one
 line there (``docs/architecture.md``, "A bound method").
 
-Source: ours (issue 20: one home and one signature for the methods of issue 11).
+Source: ours (one home and one signature for every method).
 """
 
 from __future__ import annotations

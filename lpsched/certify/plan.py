@@ -12,10 +12,10 @@ method whose budget is below its minimum (:data:`MIN_BUDGET_S`).
 * ``medium`` (the LP fits in :data:`~lpsched.solvers.options.AUTO_LP_MAX_NONZEROS`): the LP
   over aggregated rounds (its bound and the schedule listed by its completion times), the
   large-neighbourhood search from the better schedule, then partial integrality;
-* ``large``: the LP over aggregated rounds and the large-neighbourhood search (issue 21: at
+* ``large``: the LP over aggregated rounds and the large-neighbourhood search (at
   n = 2000 the LP's list gives schedules 6-8% below Sorted-F's, which the search improves).
 
-Shares and limits measured in ``benchmarks/bench_certify.py``. Source: ours (issue 11).
+Shares and limits measured in ``benchmarks/bench_certify.py``. Source: ours.
 """
 
 from __future__ import annotations

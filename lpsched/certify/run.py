@@ -22,7 +22,7 @@ Every bound is computed at the tight horizon of the best schedule known when its
 starts (SPEC section 3: ``T = min(T1, T2)`` and the waiting slack ``UB - sum o``), which holds
 every optimal schedule, so each bound is a bound on the optimum.
 
-Source: ours (issue 11); the methods' sources are in their modules.
+Source: ours; the methods' sources are in their modules.
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def certify(
 
     Notes
     -----
-    Source: ours (issue 11). A method that fails (for example a model above its size limit)
+    Source: ours. A method that fails (for example a model above its size limit)
     is recorded in ``info["methods"]`` and the next one runs; a schedule that fails the
     feasibility check is never kept, nor a bound above a feasible TEL (a method's bug;
     both listed in ``info["rejected"]``).

@@ -271,7 +271,7 @@ def default_instance() -> Instance:
 
     Notes
     -----
-    Source: ours (issue 19 chose the setting, issue 20 made it package data).
+    Source: ours (the paper's setting, shipped as package data).
     """
     return instance_from_dict(
         json.loads(DEFAULT_INSTANCE_FILE.read_text(encoding="utf-8")),

@@ -8,7 +8,7 @@ research-only relaxation.
 * :mod:`.adversarial` -- the search for instances on which a policy does badly;
 * :mod:`.figures` -- the figures of the docs' results pages
   (``python -m lpsched.research.figures``);
-* :mod:`.window_configuration` -- the window-configuration relaxation (a "no go" result of
-  issue 11, used by its benchmark);
+* :mod:`.window_configuration` -- the window-configuration relaxation (a "no go" result,
+  used by its benchmark);
 * :mod:`.cache` -- exact optima of small instances, memoised for the ratio studies.
 """

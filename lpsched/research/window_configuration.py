@@ -1,4 +1,4 @@
-"""The configuration relaxation over windows of ``W`` consecutive rounds (issue 11, item 4).
+"""The configuration relaxation over windows of ``W`` consecutive rounds.
 
 A research bound: how much of the gap between the time-indexed LP (SPEC section 3) and the
 optimal TEL does a relaxation see whose columns are *integral partial schedules* over a few
@@ -71,7 +71,7 @@ hull of the round's configurations. Replacing every ``lambda_t`` by such a flow 
 ``O(T n M)`` rows whose value *is* the relaxation's, solved once (HiGHS interior point with
 crossover by default); its linking duals are evaluated in ``L`` by the exact DP, and the bound
 reported is that ``L`` (equal to the LP value up to round-off; column generation resumes from
-it only if it falls short). Measured (issue 11): mix12-s1 at the tight horizon of the
+it only if it falls short). Measured: mix12-s1 at the tight horizon of the
 optimum, column generation had not converged after 420 s (``L`` 107.20, master 113.88); the
 arc-flow LP gives 108.82 in 14 s by interior point, 89 s by dual simplex.
 
@@ -89,7 +89,7 @@ the box, hence everywhere, so ``L`` is the relaxation's value. Unconverged, the 
 value lies between the best ``L`` and the restricted master solved without the box (``upper``:
 a restriction of the relaxation's LP to the columns generated, feasible by the empty
 configurations), which is enough for a go/no-go when that upper value is below the target.
-Measured (issue 11, mix12-s1, optimum 114): ``W = 2`` from the lifted ``W = 1`` duals, 90 s,
+Measured (mix12-s1, optimum 114): ``W = 2`` from the lifted ``W = 1`` duals, 90 s,
 ``L`` 108.85 and ``upper`` 110.09 (primal simplex master, 504 pricing rounds) or 109.90
 (interior-point master, 428 rounds), no serious step in either.
 

@@ -1,4 +1,4 @@
-"""The windows and the pricing problem of the window-configuration relaxation (issue 11, item 4).
+"""The windows and the pricing problem of the window-configuration relaxation.
 
 The relaxation, its validity and its solution method are in :mod:`.window_configuration`;
 this module holds what one window needs. :class:`_Windows` numbers the linking rows (one per

@@ -23,7 +23,7 @@ method                   side   module
 ``lns``                  upper  :mod:`.lns`
 =======================  =====  ==========================================================
 
-Source: ours (issue 20).
+Source: ours.
 """
 
 from __future__ import annotations

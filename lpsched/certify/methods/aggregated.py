@@ -42,7 +42,7 @@ Hewitt, Marshall and Savelsbergh, Operations Research 65 (2017), here applied to
 constraints of the LP, not to its start times; the column generation and the Lagrangian bound
 are those of :mod:`~lpsched.certify.methods.colgen` (van den Akker, Hurkens and Savelsbergh,
 INFORMS J. Computing 12 (2000)). The combination, the window rows of the growing KV-cache
-profile and the refinement rule are ours (issue 21).
+profile and the refinement rule are ours.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """CP-SAT on the interval model plus the time-indexed rows: a schedule source with a proven bound.
 
-One CP-SAT model holds two views of the same schedule (issue 11, item 2):
+One CP-SAT model holds two views of the same schedule:
 
 * **the interval view** -- an integer start ``p_i`` per request in its start window, and the
   memory of request ``i`` as a stack of fixed-size intervals on ``p_i``: one interval of demand
@@ -14,7 +14,7 @@ One CP-SAT model holds two views of the same schedule (issue 11, item 2):
 
 Either view alone is exact; together CP-SAT propagates on the starts (timetabling on the
 cumulative) and bounds with the LP of the time-indexed rows. The interval model alone has a
-bound below the LP; with the rows the bound equals HiGHS's (issue 11). Identical requests (same
+bound below the LP; with the rows the bound equals HiGHS's. Identical requests (same
 ``s, o, a``) are ordered, ``p_i <= p_j`` for ``i < j`` (any schedule relabelled within a class
 has the same memory and TEL).
 

@@ -1,4 +1,4 @@
-"""Fix-and-optimize / large-neighbourhood search on the time-indexed model (issue 11, upper side).
+"""Fix-and-optimize / large-neighbourhood search on the time-indexed model (upper side).
 
 :func:`improve_lns` improves a feasible schedule by repeating one step: choose a small set ``S``
 of requests (a *neighbourhood*), fix every other request at its current start, and re-solve the

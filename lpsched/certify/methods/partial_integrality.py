@@ -42,7 +42,7 @@ after 60 s; with ``g``, closed in about 21 s, shared machine, provisional). The 
 is the MIP start.
 
 Source: ours (the observation that integrality on the long requests lifts the bound fast is
-issue 11's; SPEC section 3 for the model; HiGHS 1.16's pruning rule read from its source,
+ours; SPEC section 3 for the model; HiGHS 1.16's pruning rule read from its source,
 ``HighsMipSolverData::computeNewUpperLimit`` and the node queue's optimality limit).
 """
 

@@ -38,7 +38,7 @@ schedule / bound, the methods, the largest ``(s_i + o_i) / M`` and SVF's guarant
 **SVF's burst** (``burst=True``): arXiv 2606.22327's experiment, in rounds and in seconds
 (:mod:`.burst`).
 
-Source: ours (issue 29, item 5); the algorithms' papers as cited.
+Source: ours; the algorithms' papers as cited.
 """
 
 from __future__ import annotations
@@ -679,7 +679,7 @@ def run(
 
     Notes
     -----
-    Source: ours (issue 29, item 5). The bound tasks run longest time limit first.
+    Source: ours. The bound tasks run longest time limit first.
     """
     check_choices(
         "family",

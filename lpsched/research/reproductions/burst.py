@@ -20,7 +20,7 @@ Our reading, where the sources leave a choice:
   fitted range), not the A100's; per-token latency is the mean over requests of
   ``latency_i / o_i`` (vLLM's normalised latency), in rounds and in seconds.
 
-Source: ours (issue 29, item 5); arXiv 2606.22327 as cited.
+Source: ours; arXiv 2606.22327 as cited.
 """
 
 from __future__ import annotations
@@ -305,7 +305,7 @@ def burst_section(
 
     Notes
     -----
-    Source: ours (issue 29, item 5).
+    Source: ours.
     """
     names = list(BURST_SCHEDULERS)
     tasks = [

@@ -45,7 +45,7 @@ table takes each instance's best schedule from its rows (certify's TEL and the T
 policies in the table), so a policy run earlier and left out of this run's list never shows
 in it.
 
-Source: ours (issue 11, item 5).
+Source: ours.
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def run(
         The small workloads (names of :data:`lpsched.generators.small.EXACT_WORKLOADS`).
     paper_seeds : sequence of int
         Seeds of ``paper-mix`` at n = 2000 (default 1 and 2: with the default instance, three
-        seeds, as issue 21 asks); seed 0 is the default instance, already in the table.
+        seeds); seed 0 is the default instance, already in the table.
     time_limits : mapping of int to float, or float, optional
         Seconds of certify per instance: ``{n: seconds}`` merged over
         :data:`DEFAULT_TIME_LIMITS`, or one number for every size. The limit is part of each
@@ -274,7 +274,7 @@ def run(
 
     Notes
     -----
-    Source: ours (issue 11). Tasks run longest time limit first, so that on several workers
+    Source: ours. Tasks run longest time limit first, so that on several workers
     the n = 2000 instances do not finish last alone.
     """
     check_choices("small workload", workloads, EXACT_WORKLOADS)
