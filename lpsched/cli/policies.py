@@ -395,6 +395,10 @@ def schedule(
 )
 @max_nonzeros_option("20,000,000; the LP of sorted-lp")
 @policy_option
+@time_model_option(
+    "plan under it, for the policies that declare a time model (sorted-f-seconds: default "
+    "llama2-70b-a100x2; vllm, vllm-sf, online-*: their clock); the TEL printed stays in rounds"
+)
 @import_option
 @bad_input
 def priorities(
@@ -404,21 +408,24 @@ def priorities(
     output: str,
     max_nonzeros: int | None,
     policy_options: dict[str, Any],
+    model: TimeModel | None,
 ) -> None:
     """Write each request's priority under POLICY as JSON Lines, to replay in a serving engine.
 
     One line per request, in instance order: {"id": ..., "priority": k}, k = the request's
     position in the policy's list (0 first). Lower runs first, as vLLM's 'priority' scheduling
-    policy takes a request's 'priority' field (README, "Replaying a schedule in a serving
-    engine"). Policies that re-plan as they run (amax, amin, sorted-f-amin, online-*) and the
-    staggered pipelines that fix each request's start round (sps, gba, gba-d) have no fixed list
-    and are refused. svf's list is the volume order; the TEL printed is of svf's own schedule
-    (peak reservation), while ``--policy volume`` gives the same list run by lpsched's executor.
+    policy takes a request's 'priority' field (docs/guide/serving-engine.md). Policies that
+    re-plan as they run (amax, amin, sorted-f-amin, online-*) and the staggered pipelines that
+    fix each request's start round (sps, gba, gba-d) have no fixed list and are refused. svf's
+    list is the volume order; the TEL printed is of svf's own schedule (peak reservation), while
+    ``--policy volume`` gives the same list run by lpsched's executor.
     """
     check_output(output, instance)
     check_options(policy_names(policy, "--policy"), policy_options, _OWN_FLAGS)
     inst = load_instance(instance)
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
+    if model is not None:  # to the policies that declare it
+        opts["time_model"] = model
     with solver_chatter_to_stderr():
         sched = run_policy(inst, policy, **opts)
     order = sched.info.get("order")
@@ -430,7 +437,8 @@ def priorities(
         )
         raise ValueError(
             f"policy {policy!r} has no fixed priority list ({why}); use a list policy (fcfs, "
-            "mcsf, size, sorted-f, sorted-lp, volume, lp-swap, a plug-in), svf, or vllm, vllm-sf"
+            "mcsf, size, sorted-f, sorted-lp, volume, lp-swap, sorted-f-seconds, a plug-in, "
+            "NAME+backfill), svf, or vllm, vllm-sf"
         )
     write_priorities(inst, order, output)
     click.echo(

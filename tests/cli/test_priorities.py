@@ -138,3 +138,20 @@ def test_write_priorities_rejects_a_non_permutation(tmp_path):
     with pytest.raises(ValueError, match="each of the 4 request indices once"):
         write_priorities(HAND, [0, 1, 1, 3], tmp_path / "p.jsonl")
     assert not (tmp_path / "p.jsonl").exists()
+
+
+def test_time_model_plans_sorted_f_seconds(tmp_path):
+    """``--time-model`` reaches the policies that declare a time model: the list written is
+    sorted-f-seconds' order planned under that model, not under its default."""
+    from lpsched.policies.sorted_f_seconds import sorted_f_seconds_order
+    from lpsched.timing import parse_time_model
+
+    inst = generate("mix-80-20", 60, 6000, seed=2)
+    path, out = tmp_path / "i.json", tmp_path / "p.jsonl"
+    write_instance(inst, path)
+    r = _invoke(path, "--policy", "sorted-f-seconds", "--time-model", "unit", "-o", out)
+    assert r.exit_code == 0, r.output
+    order = sorted_f_seconds_order(inst, time_model=parse_time_model("unit"))
+    assert not np.array_equal(order, sorted_f_seconds_order(inst))  # the model matters here
+    got = [json.loads(line)["priority"] for line in out.read_text().splitlines()]
+    assert got == np.argsort(order).tolist()  # request i's position in the list

@@ -157,7 +157,8 @@ THEOREMS: dict[str, Theorem] = {
         ),
         Theorem(
             "volume",
-            "none proven (SVF's order on lpsched's executor)",
+            "none published (SVF's order on lpsched's executor; SVF's proof carries over "
+            "under SVF's assumptions, SPEC 4.1, ours)",
             None,
             "none",
             "ours",
