@@ -112,12 +112,17 @@ def one_line(text: str) -> str:
 
 def bad_input(fn):
     """Turn data errors into exit code 1 with one line naming file, request and field (a write
-    that fails, :class:`lpsched.io.WriteError`, is an ``OSError`` naming the path)."""
+    that fails, :class:`lpsched.io.WriteError`, is an ``OSError`` naming the path). A closed
+    standard output (``lpsched run | head -1``) exits 1 without a message, as ``cat`` does."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:  # the reader of standard output closed it (``| head``): quiet
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
+            sys.exit(1)
         except (InstanceError, ValueError, KeyError, MemoryError, OSError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             click.echo(f"lpsched: error: {one_line(str(msg))}", err=True)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from ..generators.workloads import PAPER_MEMORY, PAPER_N, headline_ratios
+from ..generators.workloads import MIXTURES, PAPER_MEMORY, PAPER_N, headline_ratios
 from ..instance import Instance
 from ..io import schedule_to_dict, write_priorities, write_schedule
 from ..policies.pipeline import ProfileTooLongError
@@ -72,8 +72,8 @@ def _on_the_clock(inst: Instance, model: TimeModel | None, names: list[str]) -> 
             f"instance {inst.name!r} has arrivals in seconds (arrival_s): under --time-model "
             f"only the policies that admit on the clock run on it ({', '.join(CLOCK_POLICIES)}); "
             f"{', '.join(others)} admit{'s' if len(others) == 1 else ''} by arrival rounds: "
-            f"drop {'it' if len(others) == 1 else 'them'} (or --time-model to run every policy "
-            "in rounds)"
+            f"drop {'it' if len(others) == 1 else 'them'} (or drop --time-model to run every "
+            "policy in rounds)"
         )
     return True
 
@@ -182,7 +182,9 @@ def run(
         in_seconds = headline_ratios({r["policy"]: r["tel_s"] for r in results})
         for p, q in zip(paper, in_seconds, strict=True):
             p["value_s"] = q["value"]
-    papers_setting = (inst.n, inst.memory) == (PAPER_N, PAPER_MEMORY)
+    papers_setting = (inst.n, inst.memory) == (PAPER_N, PAPER_MEMORY) and (
+        inst.metadata.get("workload") in MIXTURES  # one of the readings of the paper's mix
+    )
     if as_json:
         out: dict[str, Any] = {
             "instance": inst.name,
@@ -196,6 +198,7 @@ def run(
             out["arrivals_in_seconds"] = True
         out.update(results=results, skipped=skipped, paper_ratios=paper)
         click.echo(json.dumps(out))
+        _none_ran(results)
         return
     uses_phase1 = any("solver" in parse_policy(name)[0].options for name in names)
     click.echo(
@@ -291,6 +294,16 @@ def run(
             "of its list to arrive (SPEC section 4). The online-* policies list only "
             "arrived requests (SPEC section 5)."
         )
+    _none_ran(results)
+
+
+def _none_ran(results: list[dict[str, Any]]) -> None:
+    """Exit 1 when no selected policy could run (each was reported as skipped)."""
+    if not results:
+        click.echo(
+            "lpsched: error: none of the selected policies could run on this instance", err=True
+        )
+        sys.exit(1)
 
 
 @click.command()
@@ -422,25 +435,20 @@ def priorities(
     """
     check_output(output, instance)
     check_options(policy_names(policy, "--policy"), policy_options, _OWN_FLAGS)
+    if not parse_policy(policy)[0].listed:
+        listed = ", ".join(name for name, p in POLICIES.items() if p.listed)
+        raise ValueError(
+            f"policy {policy!r} has no fixed priority list (the policies that re-plan as they "
+            "run and the staggered pipelines, which fix each request's start round, have "
+            f"none); use one of {listed} (a list policy also as NAME+backfill)"
+        )
     inst = load_instance(instance)
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
     if model is not None:  # to the policies that declare it
         opts["time_model"] = model
     with solver_chatter_to_stderr():
         sched = run_policy(inst, policy, **opts)
-    order = sched.info.get("order")
-    if order is None:
-        why = (
-            "it fixes each request's start round, not a priority list"
-            if "classes" in sched.info
-            else "it re-plans as it runs"
-        )
-        raise ValueError(
-            f"policy {policy!r} has no fixed priority list ({why}); use a list policy (fcfs, "
-            "mcsf, size, sorted-f, sorted-lp, volume, lp-swap, sorted-f-seconds, a plug-in, "
-            "NAME+backfill), svf, or vllm, vllm-sf"
-        )
-    write_priorities(inst, order, output)
+    write_priorities(inst, sched.info["order"], output)
     click.echo(
         f"{policy}: wrote {inst.n} priorities (0 runs first) to {output}; "
         f"TEL of {policy}'s own schedule {sched.tel} rounds",

@@ -4,6 +4,7 @@ as they finish so that a rerun resumes."""
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import sys
 from pathlib import Path
@@ -30,18 +31,32 @@ from .common import (
 
 
 def _time_limits_option(text: str) -> float | dict[int, float]:
-    """``--time-limits``: one number of seconds for every size, or ``N=S,N=S`` per size."""
+    """``--time-limits``: one number of seconds for every size, or ``N=S,N=S`` per size; each
+    a finite number of seconds > 0, each size once."""
+
+    def bad(why: str) -> click.BadParameter:
+        return click.BadParameter(
+            f"{why}; expected seconds (e.g. 60) or comma-separated N=SECONDS (e.g. "
+            f"30=60,2000=600), got {text!r}",
+            param_hint="--time-limits",
+        )
+
+    pairs: list[tuple[int | None, float]]
     try:
         if "=" not in text:
-            return float(text)
-        pairs = [part.split("=") for part in text.split(",")]
-        return {int(n): float(s) for n, s in pairs}
+            pairs = [(None, float(text))]
+        else:
+            pairs = [(int(n), float(t)) for n, t in (part.split("=") for part in text.split(","))]
     except ValueError:
-        raise click.BadParameter(
-            f"expected seconds (e.g. 60) or comma-separated N=SECONDS (e.g. 30=60,2000=600), "
-            f"got {text!r}",
-            param_hint="--time-limits",
-        ) from None
+        raise bad("not a number of seconds") from None
+    if any(not (math.isfinite(t) and t > 0) for _, t in pairs):
+        raise bad("a time limit must be a finite number of seconds > 0")
+    if pairs[0][0] is None:
+        return pairs[0][1]
+    limits = {int(n): t for n, t in pairs if n is not None}
+    if len(limits) < len(pairs):
+        raise bad("a size is given twice")
+    return limits
 
 
 def _reproductions_epilog() -> str:

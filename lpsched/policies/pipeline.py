@@ -68,6 +68,7 @@ __all__ = [
     "sps",
     "gba",
     "gba_d",
+    "check_gba_options",
 ]
 
 #: Default growth factor of the decode-length classes (our reading: the value the paper's
@@ -250,7 +251,19 @@ def class_bound(alpha: float, beta: int, k: int) -> int:
     return min(2**41, math.floor(beta * alpha**k))
 
 
-def _check_parameters(alpha: float, beta: int) -> tuple[float, int]:
+def check_gba_options(alpha: float = GBA_ALPHA, beta: int = GBA_BETA) -> tuple[float, int]:
+    """``(alpha, beta)`` of ``gba`` and ``gba-d`` as float and int, checked.
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` not a finite number ``> 1``; ``beta`` not an integer in ``[1, 2^40]``.
+
+    Notes
+    -----
+    Source: ours (the class bounds ``beta alpha^k`` need ``alpha > 1`` and ``beta >= 1``). The
+    policy registry calls it before a comparison starts.
+    """
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 1:
         raise ValueError(f"alpha must be a number > 1, got {alpha!r}")
     if not math.isfinite(alpha):
@@ -363,7 +376,7 @@ def gba(instance: Instance, *, alpha: float = GBA_ALPHA, beta: int = GBA_BETA) -
     round 0; the parameters behind the constants were not recovered). Our reading: module
     docstring. Source: SPEC section 4.2.
     """
-    alpha, beta = _check_parameters(alpha, beta)
+    alpha, beta = check_gba_options(alpha, beta)
     return _pipeline_schedule(instance, "gba", alpha, beta, time.perf_counter())
 
 
@@ -441,7 +454,7 @@ def gba_d(instance: Instance, *, alpha: float = GBA_ALPHA, beta: int = GBA_BETA)
     (module docstring), SPEC section 4.2.
     """
     t0 = time.perf_counter()
-    alpha, beta = _check_parameters(alpha, beta)
+    alpha, beta = check_gba_options(alpha, beta)
     base, records = _gba_starts(instance, alpha, beta)
     s = instance.prefill.astype(np.int64)
     o = instance.decode.astype(np.int64)
@@ -452,8 +465,8 @@ def gba_d(instance: Instance, *, alpha: float = GBA_ALPHA, beta: int = GBA_BETA)
         span = int((base + o).max()) - lo + 2
         if span > GBA_D_MAX_ROUNDS:
             raise ProfileTooLongError(
-                f"gba-d: GBA's schedule spans {span:,} rounds, more than the "
-                f"{GBA_D_MAX_ROUNDS:,} its memory profile holds; run gba instead"
+                f"GBA's schedule spans {span:,} rounds, more than the {GBA_D_MAX_ROUNDS:,} "
+                "GBA-D's memory profile holds; run gba instead"
             )
         profile = _profile(s, base - lo, o, span)
         order = np.lexsort((np.arange(instance.n), base)).astype(np.int64)

@@ -53,10 +53,10 @@ from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
 from .baselines import fcfs_order, mcsf_order, size_order
 from .online import online_fcfs, online_mcsf, online_sorted_f
-from .pipeline import gba, gba_d, sps
-from .sorted_f import sorted_f_order
+from .pipeline import check_gba_options, gba, gba_d, sps
+from .sorted_f import check_phase1_options, sorted_f_order
 from .sorted_f_seconds import sorted_f_seconds_order
-from .sorted_lp import lp_swap_order, sorted_lp_order
+from .sorted_lp import check_lp_options, lp_swap_order, sorted_lp_order
 from .svf import svf, volume_order
 from .vllm import vllm, vllm_sf
 
@@ -102,6 +102,13 @@ class Policy:
         Whether the policy admits by arrivals in seconds (``arrival_s``) on the clock of the
         time model given as its option ``time_model`` (SPEC section 10). A policy may take a
         ``time_model`` only to plan with it (``sorted-f-seconds``) and not run on a clock.
+    listed : bool
+        Whether its schedule follows one fixed priority list, ``info["order"]`` (what
+        ``lpsched priorities`` writes): the list policies, ``svf`` and the vLLM-style queues.
+    check : callable or None
+        ``check(**options)``: raises ValueError for a bad option value, called with the
+        options given that the policy declares before a comparison starts
+        (:func:`check_policy_options`); None: the values are checked when it runs.
     """
 
     name: str
@@ -110,13 +117,23 @@ class Policy:
     options: tuple[str, ...] = ()
     backfill: bool = False
     clock: bool = False
+    listed: bool = False
+    check: Callable[..., Any] | None = None
 
 
 def list_policy(
-    name: str, order: Callable[..., np.ndarray], description: str, options: tuple[str, ...] = ()
+    name: str,
+    order: Callable[..., np.ndarray],
+    description: str,
+    options: tuple[str, ...] = (),
+    *,
+    backfill: bool = True,
+    check: Callable[..., Any] | None = None,
 ) -> Policy:
     """Wrap a priority-list function ``order(instance, **options) -> ndarray (n,)`` as a policy
-    that runs the list with the executor; the schedule's ``info`` gets the list and timings."""
+    that runs the list with the executor; the schedule's ``info`` gets the list and timings.
+    ``backfill=False`` refuses ``NAME+backfill`` (a list tuned for the strict executor);
+    ``check`` as :attr:`Policy.check`."""
 
     def run(instance: Instance, *, backfill: bool = False, **opts) -> Schedule:
         t0 = time.perf_counter()
@@ -127,7 +144,7 @@ def list_policy(
         sched.info.update(order=lst, order_runtime_s=t1 - t0, runtime_s=time.perf_counter() - t0)
         return sched
 
-    return Policy(name, run, description, options, backfill=True)
+    return Policy(name, run, description, options, backfill=backfill, listed=True, check=check)
 
 
 POLICIES: dict[str, Policy] = {
@@ -141,12 +158,14 @@ POLICIES: dict[str, Policy] = {
             sorted_f_order,
             "Sorted-F: batches minimising F(X) = sum o_i / |X|^2, then continuous batching",
             ("solver", "sample_size", "quantile", "seed", "fit"),
+            check=check_phase1_options,
         ),
         list_policy(
             "sorted-lp",
             sorted_lp_order,
             "Sorted-LP: by the LP relaxation's fractional completion time, then o_i",
             ("horizon", "max_nonzeros", "lp", "max_iterations"),
+            check=check_lp_options,
         ),
         list_policy(
             "volume",
@@ -158,6 +177,8 @@ POLICIES: dict[str, Policy] = {
             lp_swap_order,
             "LP-Swap (our reading): Sorted-LP's list, neighbours swapped while TEL falls",
             ("horizon", "max_nonzeros", "lp", "max_iterations", "max_passes"),
+            backfill=False,  # its swaps are judged by the strict executor
+            check=check_lp_options,
         ),
         list_policy(
             "sorted-f-seconds",
@@ -191,6 +212,7 @@ for _p in (
         "svf",
         svf,
         "SVF: smallest volume first, peak reservation s_i + o_i, strict head-of-line",
+        listed=True,
     ),
     Policy(
         "sps",
@@ -202,12 +224,14 @@ for _p in (
         gba,
         "geometric batching: decode-length classes shortest first, each a staggered pipeline",
         ("alpha", "beta"),
+        check=check_gba_options,
     ),
     Policy(
         "gba-d",
         gba_d,
         "GBA with every request started early where memory allows, delaying none",
         ("alpha", "beta"),
+        check=check_gba_options,
     ),
     Policy(
         "online-fcfs",
@@ -236,6 +260,7 @@ for _p in (
         "production-style: FCFS queue, admission by current memory, recompute preemption",
         ("time_model",),
         clock=True,
+        listed=True,
     ),
     Policy(
         "vllm-sf",
@@ -243,6 +268,7 @@ for _p in (
         "as vllm with the queue by decode length o_i",
         ("time_model",),
         clock=True,
+        listed=True,
     ),
 ):
     POLICIES[_p.name] = _p
@@ -475,7 +501,8 @@ def check_policy_options(
     ------
     PolicySelectionError
         An option in ``reserved``, or one that none of ``specs`` declares (the message names
-        the option, the selected policies and the options they declare).
+        the option, the selected policies and the options they declare), or a value a
+        policy's :attr:`Policy.check` refuses (the message names the policy and the values).
     KeyError
         Unknown policy name.
 
@@ -498,6 +525,15 @@ def check_policy_options(
             + (f"the options they declare: {own}" if own else "none of them takes options")
             + (" (backfill: write NAME+backfill)" if key == "backfill" else "")
         )
+    for p in dict.fromkeys(policies):
+        given = {k: v for k, v in options.items() if k in p.options}
+        if p.check is None or not given:
+            continue
+        try:
+            p.check(**given)
+        except ValueError as exc:
+            shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+            raise PolicySelectionError(f"policy {p.name!r} with {shown}: {exc}") from None
 
 
 def run_policy(instance: Instance, spec: str, **options) -> Schedule:

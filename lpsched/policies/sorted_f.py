@@ -39,6 +39,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +65,7 @@ __all__ = [
     "PHASE1_FITS",
     "resolve_phase1",
     "sorted_f_sequential",
+    "check_phase1_options",
 ]
 
 PHASE1_SOLVERS = ("dp", "swap", "quantile", "auto")
@@ -90,11 +92,49 @@ def F(decode: np.ndarray) -> float:
     return float(np.sum(decode)) / (k * k)
 
 
-def _check_fit(fit: str) -> str:
-    """``fit`` itself when it is one of :data:`PHASE1_FITS`, else ValueError."""
+def check_fit(fit: str = "peaks") -> str:
+    """``fit`` itself when it is one of :data:`PHASE1_FITS`, else ValueError. Source: ours."""
     if fit not in PHASE1_FITS:
         raise ValueError(f"unknown Phase-1 fit {fit!r}; choose from {', '.join(PHASE1_FITS)}")
     return fit
+
+
+def _check_solver(solver: str) -> str:
+    """``solver`` itself when it is one of :data:`PHASE1_SOLVERS`, else ValueError."""
+    if solver not in PHASE1_SOLVERS:
+        raise ValueError(
+            f"unknown Phase-1 solver {solver!r}; choose from {', '.join(PHASE1_SOLVERS)}"
+        )
+    return solver
+
+
+def check_phase1_options(solver: str = "auto", fit: str = "peaks", **others: Any) -> None:
+    """Check Sorted-F's Phase-1 options before a comparison starts (the policy registry calls
+    it with the options given).
+
+    Parameters
+    ----------
+    solver : {"dp", "swap", "quantile", "auto"}, default "auto"
+    fit : {"peaks", "common-start"}, default "peaks"
+    **others
+        The other Phase-1 options (``sample_size``, ``quantile``, ``seed``): checked by the
+        solver that uses them.
+
+    Raises
+    ------
+    ValueError
+        An unknown solver or fit, or ``fit="common-start"`` with the ``quantile`` solver.
+
+    Notes
+    -----
+    Source: ours. With ``solver="auto"`` the solver depends on ``n`` and ``M``, so that
+    combination is checked when the policy runs.
+    """
+    if check_fit(fit) != "peaks" and _check_solver(solver) == "quantile":
+        raise ValueError(
+            f"the quantile Phase-1 solver supports fit='peaks' only, not {fit!r} "
+            "(use solver='dp' or 'swap')"
+        )
 
 
 def select_dp(
@@ -147,7 +187,7 @@ def select_dp(
     ``(o_i, index)`` pairs (our reading: the SPEC rule by index would need one table per
     decision). Same cost as above.
     """
-    if _check_fit(fit) == "common-start":
+    if check_fit(fit) == "common-start":
         return _select_dp_common_start(decode, size, memory, DP_MAX_CELLS)
     o = np.asarray(decode, dtype=np.int64)
     z = np.asarray(size, dtype=np.int64)
@@ -238,7 +278,7 @@ def select_swap(
     z = np.asarray(size, dtype=np.int64)
     idx = np.arange(o.size)
     best = None
-    if _check_fit(fit) == "common-start":
+    if check_fit(fit) == "common-start":
         s = z - o
         for key in (o, z):
             start = _greedy_fill_common_start(o, s, np.lexsort((idx, key)), memory)
@@ -360,11 +400,7 @@ def resolve_phase1(solver: str, n: int, memory: int | None = None) -> str:
     -----
     Source: SPEC section 4; the thresholds are ours, from the measurement above.
     """
-    if solver not in PHASE1_SOLVERS:
-        raise ValueError(
-            f"unknown Phase-1 solver {solver!r}; choose from {', '.join(PHASE1_SOLVERS)}"
-        )
-    if solver != "auto":
+    if _check_solver(solver) != "auto":
         return solver
     n = int(n)  # numpy integers would overflow (n + 1)^2 (M + 1)
     memory = None if memory is None else int(memory)
@@ -446,7 +482,7 @@ def _phase1_list(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Phase-1 batches concatenated and the end of each
     (:meth:`~lpsched.policies.quantile.QuantileGreedy.priority_list`)."""
-    _check_fit(fit)
+    check_fit(fit)
     o = instance.decode if decode is None else np.asarray(decode, dtype=np.int64)
     z = instance.prefill + o
     name = resolve_phase1(solver, instance.n, instance.memory)

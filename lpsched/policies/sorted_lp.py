@@ -33,6 +33,8 @@ are ours.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..certify.methods.aggregated import aggregated_lp_bound
@@ -48,6 +50,7 @@ __all__ = [
     "sorted_lp_order",
     "lp_swap_order",
     "lp_completion_times",
+    "check_lp_options",
 ]
 
 #: The LPs Sorted-LP can order by (module docstring).
@@ -58,6 +61,46 @@ AGGREGATED_ITERATIONS = 30
 #: Fractional completion times are compared after rounding to this many decimals, so that
 #: values equal up to solver tolerance tie and fall through to ``o_i`` and the index.
 KEY_DECIMALS = 6
+
+
+def _positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def check_lp_options(
+    *,
+    lp: str = "auto",
+    max_iterations: int = AGGREGATED_ITERATIONS,
+    max_passes: int = 1,
+    horizon: int | None = None,
+    max_nonzeros: int | None = None,
+) -> None:
+    """Check the options of ``sorted-lp`` and ``lp-swap`` before any LP is built.
+
+    Parameters
+    ----------
+    lp, max_iterations, max_passes, horizon, max_nonzeros
+        As :func:`lp_completion_times` and :func:`lp_swap_order`.
+
+    Raises
+    ------
+    ValueError
+        ``lp`` not one of :data:`LP_KINDS`; ``max_iterations``, ``max_passes``, ``horizon``
+        (when given) or ``max_nonzeros`` (when given) not a positive integer.
+
+    Notes
+    -----
+    Source: ours. The policy registry calls it before a comparison starts
+    (:func:`lpsched.policies.registry.check_policy_options`).
+    """
+    if lp not in LP_KINDS:
+        raise ValueError(f"lp must be one of {', '.join(LP_KINDS)}, got {lp!r}")
+    _positive_int("max_iterations", max_iterations)
+    _positive_int("max_passes", max_passes)
+    if horizon is not None:
+        _positive_int("horizon", horizon)
+    check_max_nonzeros(max_nonzeros)
 
 
 def lp_completion_times(
@@ -93,14 +136,7 @@ def lp_completion_times(
     ValueError
         ``max_nonzeros`` or ``max_iterations`` not a positive integer, an unknown ``lp``.
     """
-    if lp not in LP_KINDS:
-        raise ValueError(f"lp must be one of {', '.join(LP_KINDS)}, got {lp!r}")
-    if (
-        isinstance(max_iterations, bool)
-        or not isinstance(max_iterations, (int, np.integer))
-        or max_iterations < 1
-    ):
-        raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")
+    check_lp_options(lp=lp, max_iterations=max_iterations)
     limit = check_max_nonzeros(max_nonzeros)
     if lp != "aggregated":
         try:
@@ -181,9 +217,6 @@ def lp_swap_order(
     LP-Swap)"); its rule was not recovered, so this is our reading (module docstring). SPEC
     section 4.
     """
-    if isinstance(max_passes, bool) or not isinstance(max_passes, (int, np.integer)):
-        raise ValueError(f"max_passes must be a positive integer, got {max_passes!r}")
-    if max_passes < 1:  # checked before the LP is solved
-        raise ValueError(f"max_passes must be a positive integer, got {max_passes!r}")
+    check_lp_options(max_passes=max_passes)  # before the LP is solved
     order = sorted_lp_order(instance, horizon, max_nonzeros, lp, max_iterations)
     return adjacent_swaps(instance, order, int(max_passes))[0]

@@ -10,8 +10,9 @@ from click.testing import CliRunner
 from reference.shipped import DEFAULT_FILE, MIX10
 
 from lpsched.cli import main
+from lpsched.generators.workloads import generate
 from lpsched.io import DEFAULT_INSTANCE_SPEC as DEFAULT_SPEC
-from lpsched.io import default_instance, read_instance, read_schedule
+from lpsched.io import default_instance, read_instance, read_schedule, write_instance
 from lpsched.policies.registry import run_policy
 
 
@@ -27,7 +28,7 @@ def test_run_and_run_policy_give_sorted_f_the_same_tel_on_the_default():
     assert row["tel"] == run_policy(default_instance(), "sorted-f").tel
 
 
-def test_default_is_the_papers_setting_and_run_prints_the_papers_ratios():
+def test_default_is_the_papers_setting_and_run_prints_the_papers_ratios(tmp_path):
     assert DEFAULT_SPEC == {"workload": "paper-mix", "n": 2000, "memory": 16492, "seed": 0}
     r = invoke("run", "--json")
     assert r.exit_code == 0, r.output
@@ -56,6 +57,12 @@ def test_default_is_the_papers_setting_and_run_prints_the_papers_ratios():
     assert r.exit_code == 0 and "paper" not in r.stdout
     r = invoke("run", "instances/exact/mix12-s1.json", "--json")
     assert len(json.loads(r.stdout)["paper_ratios"]) == 2
+    # the paper's n and M on another workload: not the paper's setting either
+    code = generate("code", 2000, 16492, seed=0)
+    path = tmp_path / "code.json"
+    write_instance(code, path)
+    r = invoke("run", str(path), "--policies", "fcfs,mcsf,sorted-f")
+    assert r.exit_code == 0 and "FCFS / Sorted-F" not in r.stdout and "paper" not in r.stdout
 
 
 def test_run_json_keys_and_consistency(tmp_path):
@@ -172,6 +179,11 @@ def test_run_skips_what_cannot_run_and_reports_evictions(tmp_path):
     assert [x["policy"] for x in data["results"]] == ["mcsf", "amin"]
     skipped = data["skipped"][0]
     assert skipped["policy"] == "sorted-lp" and "non-zeros" in skipped["error"]
+    # nothing ran: reported, and exit 1 (text and JSON)
+    for extra in ([], ["--json"]):
+        r = invoke("run", str(path), "--policies", "sorted-lp", "--option", "lp=full", *extra)
+        assert r.exit_code == 1 and "none of the selected policies could run" in r.stderr
+        assert "non-zeros" in r.stdout
     amin = data["results"][1]
     assert amin["evictions"] > 0 and amin["wasted_tokens"] > 0
     r = invoke(
@@ -454,9 +466,49 @@ def test_plus_names_add_to_the_default_list(own_policy):
             ["schedule", str(MIX10), "--policy", "fcfs", "--option", "seed=1"],
             "option 'seed' is declared by none of the selected policies (fcfs)",
         ),
+        (
+            ["run", "--policies", "gba,gba-d", "--option", "alpha=1"],
+            "policy 'gba' with alpha=1: alpha must be a number > 1, got 1",
+        ),
+        (
+            ["run", "--policies", "lp-swap", "--option", "max_passes=0"],
+            "policy 'lp-swap' with max_passes=0: max_passes must be a positive integer, got 0",
+        ),
+        (
+            ["run", "--policies", "sorted-lp", "--option", "lp=bogus"],
+            "policy 'sorted-lp' with lp='bogus': lp must be one of auto, full, aggregated",
+        ),
+        (
+            ["run", "--policies", "sorted-f", "--option", "fit=bogus"],
+            "policy 'sorted-f' with fit='bogus': unknown Phase-1 fit 'bogus'",
+        ),
+        (["run", "--policies", "lp-swap+backfill"], "runs in strict order only"),
     ],
 )
 def test_option_usage_errors_exit_2(args, message):
     r = invoke(*args)
     assert r.exit_code == 2, r.output
     assert message in r.stderr
+
+
+def test_a_closed_standard_output_exits_quietly(monkeypatch, tmp_path):
+    """``lpsched run | head -1``: the reader closes the pipe; the write fails with
+    BrokenPipeError, which is not an error of the input (exit 1, nothing on standard error)."""
+    import os
+    import sys
+
+    import click
+
+    echo = click.echo
+
+    def closed(*args, **kwargs):
+        if not kwargs.get("err"):
+            raise BrokenPipeError(32, "Broken pipe")
+        echo(*args, **kwargs)  # errors still reach standard error
+
+    monkeypatch.setattr(click, "echo", closed)
+    monkeypatch.setattr(os, "dup2", lambda *a: None)  # the test runner's stdout is not a file
+    monkeypatch.setattr(os, "open", lambda *a: -1)
+    monkeypatch.setattr(sys.stdout, "fileno", lambda: 1, raising=False)
+    r = invoke("run", "instances/exact/mix12-s1.json", "--policies", "fcfs")
+    assert r.exit_code == 1 and r.stderr == ""

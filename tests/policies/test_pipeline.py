@@ -56,6 +56,12 @@ def test_width_is_the_widest_that_fits(window, prefill, extra):
     k = pipeline_width(window, prefill, memory)
     assert pipeline_peak(k, window, prefill) <= memory
     assert pipeline_peak(k + 1, window, prefill) > memory
+    # the largest fitting width: no wider one fits either (brute force up to the bound where
+    # every slot holds s + 1 tokens)
+    assert all(
+        pipeline_peak(j, window, prefill) > memory
+        for j in range(k + 1, memory // (prefill + 1) + 2)
+    )
 
 
 def test_hand_computed_pipeline():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 import pytest
 
@@ -23,6 +24,8 @@ from lpsched.policies.registry import (
 )
 
 CORE = ["fcfs", "mcsf", "size", "sorted-f"]
+#: Three requests (s, o) = (1, 2), (2, 1), (1, 1) in M = 6 tokens.
+HAND = Instance.from_arrays([1, 2, 1], [2, 1, 1], 6)
 
 
 def test_registry_names():
@@ -155,6 +158,28 @@ def test_check_policy_options_names_the_option_and_the_policies():
     with pytest.raises(KeyError, match="unknown policy"):
         check_policy_options(["nosuch"], {"seed": 1})
     assert options_for(["fcfs", "sorted-lp"], {"seed": 1, "horizon": 9}) == {"horizon": 9}
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        ("gba", {"alpha": 1}, "alpha must be a number > 1"),
+        ("gba-d", {"beta": 0}, "beta must be an integer in [1, 2^40]"),
+        ("lp-swap", {"max_iterations": 0}, "max_iterations must be a positive integer"),
+        ("sorted-lp+backfill", {"max_nonzeros": -1}, "max_nonzeros"),
+        ("sorted-f", {"fit": "common-start", "solver": "quantile"}, "fit='peaks' only"),
+    ],
+)
+def test_check_policy_options_refuses_bad_values_before_running(spec, options, message):
+    """Each policy's own check (Policy.check) runs on the values given, before any solve; the
+    same values make run_policy fail the same way."""
+    with pytest.raises(PolicySelectionError) as info:
+        check_policy_options([spec], options)
+    assert str(info.value).startswith(f"policy {spec.partition('+')[0]!r} with ")
+    assert message in str(info.value)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        run_policy(HAND, spec, **options)
+    check_policy_options([spec, "fcfs"], {})  # no values given: nothing to check
 
 
 def test_plugin_modules_are_the_imported_ones_with_their_folder(own_policy, monkeypatch):

@@ -383,6 +383,10 @@ def test_the_command_line_passes_sizes_seeds_and_time_limits(tmp_path, monkeypat
     assert res.exit_code == 0 and [c[1] for c in calls[2:]] == [3.0] * 2
     res = CliRunner().invoke(main, [*args, "--time-limits", "5=fast"])
     assert res.exit_code == 2 and "expected seconds (e.g. 60)" in res.output
+    for bad, why in [("0", "finite number of seconds > 0"), ("5=1,6=nan", "> 0"),
+                     ("5=1,5=2", "a size is given twice")]:  # fmt: skip
+        res = CliRunner().invoke(main, [*args, "--time-limits", bad])
+        assert res.exit_code == 2 and why in res.output
     res = CliRunner().invoke(main, [*args[:-4], "--sizes", "7", "--workers", "1"])
     assert res.exit_code == 1 and "no time limit for n = 7" in res.output
     res = CliRunner().invoke(main, ["reproduce", "optimality-gaps", "--time-limits", "3"])
