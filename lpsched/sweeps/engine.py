@@ -41,21 +41,18 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import csv
-import functools
 import hashlib
 import io
 import json
 import multiprocessing
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +61,7 @@ from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
 from ..policies.registry import import_plugins, plugin_modules
+from .provenance import PROVENANCE, provenance
 
 __all__ = [
     "Task",
@@ -71,23 +69,17 @@ __all__ = [
     "SweepParameterError",
     "SweepLockedError",
     "SweepWorkerError",
-    "PROVENANCE",
-    "provenance",
     "finite_float",
     "seconds",
     "solver_threads",
     "run_folder",
     "results_root",
     "lock_path",
-    "trace_identity",
     "run_sweep",
 ]
 
 Row = Mapping[str, Any]
 Compute = Callable[[Mapping[str, Any], list[dict[str, Any]]], Iterable[Row]]
-#: Columns every sweep CSV ends with: what the row was computed under.
-PROVENANCE = ("params", "lpsched", "commit", "solvers")
-_SOLVER_PACKAGES = ("highspy", "ortools", "pyomo", "numpy")
 
 
 class SweepParameterError(ValueError):
@@ -215,68 +207,6 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _sources_digest() -> str:
-    """A short SHA-256 of every ``.py`` file of the installed package (paths and bytes)."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
-@functools.cache
-def _git_commit() -> str:
-    """What identifies the code that computes a row: the git commit of the checkout this
-    package runs from; with uncommitted changes (or outside a checkout) also a digest of the
-    package's sources, so two different working trees never share a provenance. Changes
-    anywhere in the package count (the whole ``lpsched/`` folder, not only this module's)."""
-    here = Path(__file__).resolve().parents[1]
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--", "."],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return f"src-{_sources_digest()}"
-    return head + (f"-dirty-src-{_sources_digest()}" if dirty else "")
-
-
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "-"
-
-
-def provenance(params: Mapping[str, Any]) -> dict[str, str]:
-    """The provenance columns of a row computed now under the sweep parameters ``params``.
-
-    Returns
-    -------
-    dict
-        ``params`` (canonical JSON), ``lpsched`` (version), ``commit`` (git commit, ``-dirty``
-        with uncommitted changes, '' outside a checkout), ``solvers`` (``highspy``, ``ortools``,
-        ``pyomo`` and ``numpy`` versions). Source: ours.
-    """
-    return {
-        "params": json.dumps(params, sort_keys=True, separators=(",", ":"), default=str),
-        "lpsched": _version("lpsched"),
-        "commit": _git_commit(),
-        "solvers": " ".join(f"{p}={_version(p)}" for p in _SOLVER_PACKAGES),
-    }
-
-
 def solver_threads(workers: int = 1, scheduler: str | None = None, **_: Any) -> int | None:
     """Threads for each solver run of a sweep, so that threads times workers never exceed the
     local cores: None (the solver's default) when the sweep runs in this process alone, 1 on a
@@ -289,15 +219,6 @@ def solver_threads(workers: int = 1, scheduler: str | None = None, **_: Any) -> 
     if workers <= 1:
         return None
     return max(1, (os.cpu_count() or 1) // workers)
-
-
-def trace_identity(folder: Path | None, names: Iterable[str]) -> dict[str, int] | None:
-    """What a sweep's trace rows depend on: each trace file's size in bytes (None without a
-    trace folder). Part of the sweep parameters, so rows drawn from other trace files are not
-    reused. Source: ours (a size is cheap; the shipped traces differ in size)."""
-    if folder is None:
-        return None
-    return {name: (Path(folder) / name).stat().st_size for name in names}
 
 
 #: Environment variable naming the folder of :func:`run_folder`'s results.

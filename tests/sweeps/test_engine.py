@@ -13,14 +13,13 @@ from filelock import FileLock
 from lpsched.generators.small import EXACT_WORKLOADS
 from lpsched.policies.registry import import_plugins, run_policy
 from lpsched.sweeps.engine import (
-    PROVENANCE,
     Sweep,
     SweepLockedError,
     SweepParameterError,
     Task,
-    provenance,
     run_sweep,
 )
+from lpsched.sweeps.provenance import PROVENANCE, provenance
 
 FIELDS = ["x", "p", "y"]
 
@@ -115,9 +114,9 @@ def test_a_run_uses_only_the_rows_of_its_own_tasks(tmp_path):
 
 def test_another_version_is_recomputed(tmp_path, monkeypatch):
     run_sweep(_sweep(_tasks([0])), tmp_path, progress=False)
-    from lpsched.sweeps import engine
+    from lpsched.sweeps import provenance as prov
 
-    monkeypatch.setattr(engine, "_git_commit", lambda: "another-commit")
+    monkeypatch.setattr(prov, "_git_commit", lambda: "another-commit")
     messages = []
     rows = run_sweep(_sweep(_tasks([0])), tmp_path, progress=False, report=messages.append)
     assert rows[0]["commit"] == "another-commit"
@@ -306,12 +305,12 @@ def test_conflicting_duplicates_are_named(tmp_path):
 
 
 def test_uncommitted_code_is_part_of_the_provenance():
-    from lpsched.sweeps import engine
+    from lpsched.sweeps import provenance as prov
 
-    commit = engine._git_commit()
+    commit = prov._git_commit()
     assert commit  # a commit, a commit with a digest of the changed sources, or a digest
     if "dirty" in commit or commit.startswith("src-"):
-        assert commit.endswith(engine._sources_digest())
+        assert commit.endswith(prov._sources_digest())
 
 
 def test_run_folder_writes_outside_the_current_folder(tmp_path, monkeypatch):
@@ -349,7 +348,7 @@ def test_a_change_anywhere_in_the_package_marks_the_provenance_dirty(tmp_path):
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "x"], check=True)
-    probe = "from lpsched.sweeps import engine; print(engine._git_commit())"
+    probe = "from lpsched.sweeps import provenance; print(provenance._git_commit())"
 
     def commit() -> str:
         out = subprocess.run(

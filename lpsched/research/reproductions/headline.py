@@ -49,7 +49,8 @@ from ...policies.registry import (
     parse_policy,
     run_policy,
 )
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.provenance import trace_identity
 from ...sweeps.tables import markdown_table, write_report
 from ...timing import TimeModel, parse_time_model, to_seconds
 

@@ -33,7 +33,8 @@ from ...instance import Instance
 from ...io import read_trace_csv, require_files
 from ...policies.registry import run_policy
 from ...schedule import latency_stats
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, trace_identity
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.provenance import trace_identity
 from ...sweeps.tables import markdown_table, mean_by, write_report
 from ...timing import TimeModel, parse_time_model, round_loads, to_seconds
 
