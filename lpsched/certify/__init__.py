@@ -4,6 +4,7 @@
 * :mod:`.plan` -- the plans as data: size class -> methods and their shares of the budget;
 * :mod:`.methods` -- one module per method and the registry :data:`~.methods.METHODS`;
 * :mod:`.method` -- the contract of a method (:class:`~.method.Method`);
+* :mod:`.pricing` -- the pricing problem shared by the LP's column generations;
 * :mod:`.bound` -- :func:`best_bound` (``lpsched bound``): one lower bound in a time limit.
 
 ``import lpsched`` re-exports :func:`certify` as ``lpsched.certify``, the function (the

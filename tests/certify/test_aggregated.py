@@ -23,7 +23,7 @@ from lpsched.certify.methods.aggregated import (
     split_violated,
     window_coefficients,
 )
-from lpsched.certify.methods.colgen import memory_use
+from lpsched.certify.pricing import memory_use
 from lpsched.generators.small import paper_scaled, scaled_mix
 from lpsched.instance import Instance
 from lpsched.io import read_instance

@@ -11,13 +11,8 @@ from hypothesis import strategies as st
 from reference.brute_force import brute_force_tel, tiny_instances
 from reference.shipped import EXACT as EXACT_DIR
 
-from lpsched.certify.methods.colgen import (
-    _second_differences,
-    colgen_lp_bound,
-    compress_idle,
-    memory_use,
-    price_starts,
-)
+from lpsched.certify.methods.colgen import _second_differences, colgen_lp_bound
+from lpsched.certify.pricing import compress_idle, memory_use, price_starts
 from lpsched.formulations.horizon import horizon_t1
 from lpsched.generators.small import scaled_mix
 from lpsched.instance import Instance

@@ -13,7 +13,7 @@ generation (:func:`aggregated_lp_bound`): with the duals ``u_i`` of ``assign`` a
 of the window rows, a column's reduced cost is ``c_ik - u_i + sum_W mu_W A_W(i, k)`` with
 ``A_W = sum_{t in W} a_t``, which is the reduced cost of the round-indexed model at
 ``lambda_t = mu_W`` for ``t in W``: the pricing is the round-level scan
-:func:`~lpsched.certify.methods.colgen.price_starts` at a piecewise-constant ``lambda``.
+:func:`~lpsched.certify.pricing.price_starts` at a piecewise-constant ``lambda``.
 
 **Validity of every bound reported.** Each bound is the Lagrangian value ``L(lambda)`` of the
 round-indexed LP (module :mod:`~lpsched.certify.methods.colgen`: for every real ``lambda``,
@@ -67,7 +67,7 @@ from ...solvers.options import (
 from ...solvers.progress import Observer
 from ...solvers.result import BoundResult
 from ..method import Method
-from .colgen import _Pricer, _rc_eps, _reduced_costs, _seed_schedules, _unit_model
+from ..pricing import Pricer, rc_eps, reduced_costs, seed_schedules, unit_model
 from .lns import earliest_fit_schedule
 
 #: HiGHS' algorithms for the master (:func:`aggregated_lp_bound`).
@@ -451,10 +451,10 @@ def aggregated_lp_bound(
         )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    instance, shift, schedule, hz, _, first, unit_of, count, lo, hi, s, o, a = _unit_model(
+    instance, shift, schedule, hz, _, first, unit_of, count, lo, hi, s, o, a = unit_model(
         instance, schedule, horizon, windows, "the aggregated master"
     )
-    price = _Pricer(lo, hi, s, o, a, count, instance.memory)
+    price = Pricer(lo, hi, s, o, a, count, instance.memory)
 
     pool_u: list[np.ndarray] = []
     pool_k: list[np.ndarray] = []
@@ -471,7 +471,7 @@ def aggregated_lp_bound(
         pool_k.append(k)
         return u, k
 
-    for seed in _seed_schedules(instance, schedule, seed_policies):
+    for seed in seed_schedules(instance, schedule, seed_policies):
         fits = (seed >= lo[unit_of]) & (seed <= hi[unit_of])
         fresh(unit_of[fits], seed[fits])
     reach0 = int(max(int((k + o[u]).max()) for u, k in zip(pool_u, pool_k, strict=True) if u.size))
@@ -534,13 +534,13 @@ def aggregated_lp_bound(
             lam_s = alpha * lam_c + (1.0 - alpha) * lam_m
             start_s, _, bound_s = price(lam_s)
             offer(bound_s, lam_s)
-            rc = _reduced_costs(start_s, s, o, a, lam_m) - u_dual
-            neg = rc < -_rc_eps(z)
+            rc = reduced_costs(start_s, s, o, a, lam_m) - u_dual
+            neg = rc < -rc_eps(z)
             new = master_add(units[neg], start_s[neg])
             if not new:
                 info["mispricings"] += 1
         if not new:
-            neg_m = value_m - u_dual < -_rc_eps(z)
+            neg_m = value_m - u_dual < -rc_eps(z)
             new = master_add(units[neg_m], start_m[neg_m])
         history.append((time.perf_counter() - t0, best, z))
         if z - best <= tol * max(1.0, abs(z)) or not new:
