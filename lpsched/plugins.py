@@ -9,7 +9,7 @@ registry imports the modules of that variable (:func:`env_modules`, :func:`impor
 the first look-up of a name it does not know. The sweep engine also passes the modules imported
 here (:func:`plugin_modules`) to its worker processes, which import them before their first
 task. Installed packages reach a registry through its own entry-point group instead
-(``lpsched.policies``, ``lpsched.time_models``).
+(``lpsched.policies``, ``lpsched.time_models``); :func:`load_plugins` is the one loader of both.
 
 Source: ours (the plug-in route of ``docs/architecture.md``).
 """
@@ -17,10 +17,13 @@ Source: ours (the plug-in route of ``docs/architecture.md``).
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "PLUGINS_ENV",
@@ -29,6 +32,7 @@ __all__ = [
     "env_modules",
     "import_plugins",
     "plugin_modules",
+    "load_plugins",
 ]
 
 #: Environment variable: comma-separated modules that register plug-ins on import.
@@ -138,3 +142,65 @@ def plugin_modules() -> dict[str, str]:
     its start) nor on the current folder. Source: ours.
     """
     return dict(_imported)
+
+
+def load_plugins(
+    group: str,
+    kind: str,
+    register: Callable[[str, Callable[..., Any], str, str], Any],
+    name: str | None = None,
+) -> None:
+    """Import the modules of ``LPSCHED_PLUGINS``, then register the entry points of ``group``
+    (those named ``name``, or all); each module and entry point once per process.
+
+    Parameters
+    ----------
+    group : str
+        Entry-point group (``lpsched.policies``, ``lpsched.time_models``).
+    kind : str
+        What an entry point is, for the messages (``"policy"``, ``"time model"``).
+    register : callable
+        ``register(name, function, description, source)``: the registry's own registration.
+        ``description`` is the first line of the function's docstring (else the entry point's
+        value) and ``[plug-in DISTRIBUTION VERSION]``; ``source`` names the entry point.
+    name : str, optional
+        Load only the entry points of this name (a name looked up and not registered).
+
+    Raises
+    ------
+    PluginError
+        Naming each failing module or entry point (``NAME = module:function``) and its
+        distribution, with the error: an import error (or ``sys.exit`` on import), an object
+        that is not callable, a name already registered. Every other plug-in is still
+        registered; with several failures the message lists them all, one per line.
+
+    Notes
+    -----
+    Source: ours (the plug-in route of ``docs/architecture.md``).
+    """
+    errors: list[str] = []
+    for module in env_modules():
+        try:
+            import_module(module)
+        except PluginError as exc:
+            errors.append(str(exc))
+    for ep in metadata.entry_points(group=group):
+        key = f"{group}:{ep.name}"
+        if (name is not None and ep.name != name) or key in _loaded:
+            continue
+        _loaded.add(key)
+        dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown"
+        try:
+            function = ep.load()
+            if not callable(function):
+                raise TypeError(f"{type(function).__name__} object is not callable")
+            doc = (inspect.getdoc(function) or "").splitlines()
+            description = f"{doc[0] if doc else ep.value} [plug-in {dist}]"
+            register(ep.name, function, description, f"entry point {ep.name} = {ep.value} ({dist})")
+        except (Exception, SystemExit) as exc:  # SystemExit: a sys.exit() on import
+            errors.append(
+                f"plug-in {kind} entry point '{ep.name} = {ep.value}' (group {group}, "
+                f"distribution {dist}): {type(exc).__name__}: {exc}"
+            )
+    if errors:
+        raise PluginError("\n".join(errors))

@@ -156,7 +156,7 @@ def own_policy(tmp_path, monkeypatch):
     tried plug-ins, ``sys.path``, ``sys.modules`` and ``LPSCHED_PLUGINS`` are restored after."""
     policies, loaded, imported = (
         dict(registry.POLICIES),
-        set(registry._loaded),
+        set(plugins._loaded),
         dict(plugins._imported),
     )
     monkeypatch.setenv(registry.PLUGINS_ENV, "")
@@ -166,8 +166,8 @@ def own_policy(tmp_path, monkeypatch):
     yield plugin
     registry.POLICIES.clear()
     registry.POLICIES.update(policies)
-    registry._loaded.clear()
-    registry._loaded.update(loaded)
+    plugins._loaded.clear()
+    plugins._loaded.update(loaded)
     plugins._imported.clear()
     plugins._imported.update(imported)
     sys.modules.pop(plugin.module, None)

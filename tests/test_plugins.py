@@ -63,14 +63,14 @@ def _run(args, cwd, env_extra=None):
 @pytest.fixture
 def clean_registry(monkeypatch):
     """Undo the policies, tried plug-ins, ``sys.path`` and ``LPSCHED_PLUGINS`` a test leaves."""
-    policies, loaded, imported = dict(POLICIES), set(registry._loaded), dict(plugins._imported)
+    policies, loaded, imported = dict(POLICIES), set(plugins._loaded), dict(plugins._imported)
     monkeypatch.setenv(registry.PLUGINS_ENV, "")  # restored (or removed) afterwards
     monkeypatch.setattr(sys, "path", [*sys.path])
     yield
     POLICIES.clear()
     POLICIES.update(policies)
-    registry._loaded.clear()
-    registry._loaded.update(loaded)
+    plugins._loaded.clear()
+    plugins._loaded.update(loaded)
     plugins._imported.clear()
     plugins._imported.update(imported)
 

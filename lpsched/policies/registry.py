@@ -28,7 +28,6 @@ run with ``backfill=True`` (SPEC section 4).
 from __future__ import annotations
 
 import copy
-import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,12 +41,10 @@ from ..instance import Instance
 from ..plugins import (
     PLUGINS_ENV,
     PluginError,
-    _loaded,
-    env_modules,
     import_plugins,
     plugin_modules,
 )
-from ..plugins import import_module as _import
+from ..plugins import load_plugins as _load_entry_points
 from ..schedule import Schedule
 from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
@@ -392,33 +389,18 @@ def load_plugins(name: str | None = None) -> None:
 
     Notes
     -----
-    Source: ours. The entry point's object is the priority-list function; its description is
-    the first line of the function's docstring and the distribution's name and version.
+    Source: ours (:func:`lpsched.plugins.load_plugins`). The entry point's object is the
+    priority-list function; its description is the first line of the function's docstring and
+    the distribution's name and version.
     """
-    errors: list[str] = []
-    for module in env_modules():
-        try:
-            _import(module)
-        except PluginError as exc:
-            errors.append(str(exc))
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if (name is not None and ep.name != name) or ep.name in _loaded:
-            continue
-        _loaded.add(ep.name)
-        dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown"
-        try:
-            function = ep.load()
-            if not callable(function):
-                raise TypeError(f"{type(function).__name__} object is not callable")
-            doc = (inspect.getdoc(function) or "").splitlines()
-            register_policy(ep.name, function, f"{doc[0] if doc else ep.value} [plug-in {dist}]")
-        except (Exception, SystemExit) as exc:  # SystemExit: a sys.exit() on import
-            errors.append(
-                f"plug-in policy entry point '{ep.name} = {ep.value}' (group "
-                f"{ENTRY_POINT_GROUP}, distribution {dist}): {type(exc).__name__}: {exc}"
-            )
-    if errors:
-        raise PluginError("\n".join(errors))
+    _load_entry_points(
+        ENTRY_POINT_GROUP,
+        "policy",
+        lambda ep_name, function, description, _source: register_policy(
+            ep_name, function, description
+        ),
+        name,
+    )
 
 
 def _plugin_names() -> list[str]:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from importlib import metadata
 from typing import Any
 
-from ..plugins import PluginError, _loaded, env_modules, import_module
+from ..plugins import _loaded, load_plugins
 from .builtin import LINEAR, UNIT
 from .model import TimeModel, TimeModelError, check_name
 from .profiles import read_profiles
@@ -196,38 +195,16 @@ def load_time_model_plugins(name: str | None = None) -> None:
 
     Notes
     -----
-    Source: ours (mirrors :func:`lpsched.policies.registry.load_plugins`).
+    Source: ours (:func:`lpsched.plugins.load_plugins`).
     """
-    errors: list[str] = []
-    for module in env_modules():
-        try:
-            import_module(module)
-        except PluginError as exc:
-            errors.append(str(exc))
-    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        key = f"{ENTRY_POINT_GROUP}:{ep.name}"
-        if (name is not None and ep.name != name) or key in _loaded:
-            continue
-        _loaded.add(key)
-        dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist is not None else "unknown"
-        try:
-            function = ep.load()
-            if not callable(function):
-                raise TypeError(f"{type(function).__name__} object is not callable")
-            doc = (inspect.getdoc(function) or "").splitlines()
-            register_time_model(
-                ep.name,
-                function,
-                f"{doc[0] if doc else ep.value} [plug-in {dist}]",
-                source=f"entry point {ep.name} = {ep.value} ({dist})",
-            )
-        except Exception as exc:
-            errors.append(
-                f"plug-in time model entry point '{ep.name} = {ep.value}' (group "
-                f"{ENTRY_POINT_GROUP}, distribution {dist}): {type(exc).__name__}: {exc}"
-            )
-    if errors:
-        raise PluginError("\n".join(errors))
+    load_plugins(
+        ENTRY_POINT_GROUP,
+        "time model",
+        lambda ep_name, function, description, source: register_time_model(
+            ep_name, function, description, source=source
+        ),
+        name,
+    )
 
 
 def time_model_names() -> list[str]:
