@@ -185,19 +185,7 @@ def run(
     Every schedule is checked. Under overload latency grows with ``n`` (the queue builds up),
     so the numbers compare policies at equal ``n``. Source: ours (SPEC sections 5 and 10).
     """
-    if time_model is not None:
-        return _run_seconds(
-            Path(out_dir),
-            parse_time_model(time_model),
-            seeds=seeds,
-            n=n,
-            memory=memory,
-            loads=loads,
-            trace_dir=trace_dir,
-            solver=solver,
-            workload=workload,
-            **engine,
-        )
+    model = None if time_model is None else parse_time_model(time_model)
     out = Path(out_dir)
     note = None
     if trace_dir is None:
@@ -213,30 +201,45 @@ def run(
         for load in loads
         for seed in seeds
     ]
-
-    sweep = Sweep(
-        NAME,
-        ONLINE_FIELDS,
-        ["source", "load", "seed", "policy"],
-        tasks,
-        partial(_load_rows, n=n, memory=memory, solver=solver, trace_dir=tdir, workload=workload),
-        params={
-            "n": n,
-            "memory": memory,
-            "solver": solver,
-            "workload": workload,
-            "traces": trace_identity(tdir, [TRACE_FILE]),
-        },
-        types={
-            "n": int,
+    common = {"n": n, "memory": memory, "solver": solver, "trace_dir": tdir, "workload": workload}
+    params: dict[str, Any] = {
+        "n": n,
+        "memory": memory,
+        "solver": solver,
+        "workload": workload,
+        "traces": trace_identity(tdir, [TRACE_FILE]),
+    }
+    if model is None:
+        name, fields, check = NAME, ONLINE_FIELDS, _check_row
+        compute = partial(_load_rows, **common)
+        types = {
             "mean_latency": finite_float,
             "p50_latency": finite_float,
             "p99_latency": finite_float,
             "makespan": int,
             "throughput": finite_float,
-            "runtime_s": seconds,
-        },
-        check=_check_row,
+        }
+    else:
+        name, fields, check = SECONDS_NAME, SECONDS_FIELDS, _check_seconds_row
+        compute = partial(_seconds_rows, model=model.spec, **common)
+        params["time_model"] = model.to_dict()
+        types = {
+            "mean_latency_s": finite_float,
+            "p50_latency_s": finite_float,
+            "p99_latency_s": finite_float,
+            "throughput_s": finite_float,
+            "makespan_s": finite_float,
+            "busy_round_ms": finite_float,
+        }
+    sweep = Sweep(
+        name,
+        fields,
+        ["source", "load", "seed", "policy"],
+        tasks,
+        compute,
+        params=params,
+        types={"n": int, **types, "runtime_s": seconds},
+        check=check,
     )
     done = run_sweep(sweep, out, **engine)
     # matplotlib loads only when a figure is drawn: the command line starts fast
@@ -245,9 +248,14 @@ def run(
     parts = []
     for src in sources:
         sel = [r for r in done if r["source"] == src]
-        if sel:
-            parts.append(_online_table(sel, src, n))
-            save_figure(_online_figure(sel, src), out / f"online-load-{src}.png", dpi=120)
+        if not sel:
+            continue
+        if model is None:
+            table, figure = _online_table(sel, src, n), _online_figure(sel, src)
+        else:
+            table, figure = _seconds_table(sel, src, n, model), _seconds_figure(sel, src, model)
+        parts.append(table)
+        save_figure(figure, out / f"{name}-{src}.png", dpi=120)
     if note is not None:
         parts.append(f"Note: {note}.")
     return write_report(out, NAME, "\n\n".join(parts))
@@ -368,84 +376,6 @@ def _online_figure(rows, src: str):
 
 
 # ---------------------------------------------------------------------- in seconds
-def _run_seconds(
-    out: Path,
-    model: TimeModel,
-    *,
-    seeds: Sequence[int],
-    n: int,
-    memory: int,
-    loads: Sequence[float],
-    trace_dir: str | os.PathLike[str] | None,
-    solver: str,
-    workload: str,
-    **engine: Any,
-) -> str:
-    """The study in seconds under ``model`` (:func:`run` with ``time_model``)."""
-    note = None
-    if trace_dir is None:
-        trace_dir = cached_trace_dir(["conversation"])
-        if trace_dir is None:
-            note = skipped("the 'trace' table (Azure conversation arrivals)", ["conversation"])
-    tdir = None if trace_dir is None else require_files(trace_dir, [TRACE_FILE])
-    sources = ["poisson"] + (["trace"] if tdir is not None else [])
-    rows = tuple({"policy": p} for p in ONLINE_POLICIES)
-    tasks = [
-        Task({"source": src, "load": f"{float(load):g}", "seed": seed}, rows)
-        for src in sources
-        for load in loads
-        for seed in seeds
-    ]
-    sweep = Sweep(
-        SECONDS_NAME,
-        SECONDS_FIELDS,
-        ["source", "load", "seed", "policy"],
-        tasks,
-        partial(
-            _seconds_rows,
-            n=n,
-            memory=memory,
-            solver=solver,
-            trace_dir=tdir,
-            workload=workload,
-            model=model.spec,
-        ),
-        params={
-            "n": n,
-            "memory": memory,
-            "solver": solver,
-            "workload": workload,
-            "traces": trace_identity(tdir, [TRACE_FILE]),
-            "time_model": model.to_dict(),
-        },
-        types={
-            "n": int,
-            "mean_latency_s": finite_float,
-            "p50_latency_s": finite_float,
-            "p99_latency_s": finite_float,
-            "throughput_s": finite_float,
-            "makespan_s": finite_float,
-            "busy_round_ms": finite_float,
-            "runtime_s": seconds,
-        },
-        check=_check_seconds_row,
-    )
-    done = run_sweep(sweep, out, **engine)
-    from ...plotting.style import save_figure
-
-    parts = []
-    for src in sources:
-        sel = [r for r in done if r["source"] == src]
-        if sel:
-            parts.append(_seconds_table(sel, src, n, model))
-            save_figure(
-                _seconds_figure(sel, src, model), out / f"{SECONDS_NAME}-{src}.png", dpi=120
-            )
-    if note is not None:
-        parts.append(f"Note: {note}.")
-    return write_report(out, NAME, "\n\n".join(parts))
-
-
 def _seconds_instance(
     source: str,
     load: float,
