@@ -19,7 +19,7 @@ Source: ours (SPEC sections 5 and 10).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -201,7 +201,13 @@ def run(
         for load in loads
         for seed in seeds
     ]
-    common = {"n": n, "memory": memory, "solver": solver, "trace_dir": tdir, "workload": workload}
+    common: dict[str, Any] = {
+        "n": n,
+        "memory": memory,
+        "solver": solver,
+        "trace_dir": tdir,
+        "workload": workload,
+    }
     params: dict[str, Any] = {
         "n": n,
         "memory": memory,
@@ -212,7 +218,7 @@ def run(
     if model is None:
         name, fields, check = NAME, ONLINE_FIELDS, _check_row
         compute = partial(_load_rows, **common)
-        types = {
+        types: dict[str, Callable[[str], Any]] = {
             "mean_latency": finite_float,
             "p50_latency": finite_float,
             "p99_latency": finite_float,
