@@ -10,10 +10,10 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from ..generators.workloads import MIXTURES, PAPER_MEMORY, PAPER_N, headline_ratios
+from ..comparison import compare_policies
+from ..generators.workloads import PAPER_MEMORY, PAPER_N
 from ..instance import Instance
 from ..io import schedule_to_dict, write_priorities, write_schedule
-from ..policies.pipeline import ProfileTooLongError
 from ..policies.registry import (
     CLOCK_POLICIES,
     POLICIES,
@@ -23,7 +23,6 @@ from ..policies.registry import (
     run_policy,
 )
 from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
-from ..solvers.result import LPTooLargeError
 from ..timing.model import TimeModel
 from ..timing.seconds import to_seconds
 from .common import (
@@ -145,46 +144,13 @@ def run(
         default = (DEFAULT_ONLINE_POLICIES if online else DEFAULT_POLICIES).split(",")
         names = default if policies is None else policy_names(policies, "--policies", default)
         check_options(names, policy_options, _OWN_FLAGS)
-    clocked = _on_the_clock(inst, model, names)
+    _on_the_clock(inst, model, names)  # a usage error when a policy cannot run on the clock
     opts = _policy_options(inst, phase1, max_nonzeros, policy_options)
-    if model is not None:  # to the policies that declare it: a clock, or a plan in seconds
-        opts["time_model"] = model
     solver = opts["solver"]
-    results, skipped, seconds = [], [], []
-    for name in names:
-        try:
-            with solver_chatter_to_stderr():
-                sched = run_policy(inst, name, **opts)
-        except (LPTooLargeError, ProfileTooLongError) as exc:
-            skipped.append({"policy": name, "error": str(exc)})
-            continue
-        sched.check()
-        results.append(
-            {
-                "policy": name,
-                **sched.summary(),  # tel, mean_latency, makespan, peak_memory
-                "evictions": sched.evictions,
-                "wasted_tokens": sched.wasted_tokens,
-                "runtime_s": sched.info["runtime_s"],
-            }
-        )
-        if model is not None:
-            seconds.append(to_seconds(sched, model).stats())
-    best = min((r["tel"] for r in results), default=None)
-    for r in results:
-        r["ratio_to_best"] = r["tel"] / best
-    if model is not None:
-        for r, figures in zip(results, seconds, strict=True):
-            r.update(figures)
-    offline = inst.offline and not clocked
-    paper = headline_ratios({r["policy"]: r["tel"] for r in results}) if offline else []
-    if model is not None and paper:  # the same ratios read in seconds
-        in_seconds = headline_ratios({r["policy"]: r["tel_s"] for r in results})
-        for p, q in zip(paper, in_seconds, strict=True):
-            p["value_s"] = q["value"]
-    papers_setting = (inst.n, inst.memory) == (PAPER_N, PAPER_MEMORY) and (
-        inst.metadata.get("workload") in MIXTURES  # one of the readings of the paper's mix
-    )
+    with solver_chatter_to_stderr():
+        comparison = compare_policies(inst, names, time_model=model, options=opts)
+    results, skipped, paper = comparison.results, comparison.skipped, comparison.paper_ratios
+    clocked, papers_setting = comparison.clocked, comparison.papers_setting
     if as_json:
         out: dict[str, Any] = {
             "instance": inst.name,
