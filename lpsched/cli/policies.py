@@ -10,7 +10,7 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from ..comparison import compare_policies
+from ..comparison import Comparison, compare_policies
 from ..generators.workloads import PAPER_MEMORY, PAPER_N
 from ..instance import Instance
 from ..io import schedule_to_dict, write_priorities, write_schedule
@@ -149,23 +149,39 @@ def run(
     solver = opts["solver"]
     with solver_chatter_to_stderr():
         comparison = compare_policies(inst, names, time_model=model, options=opts)
+    if as_json:
+        click.echo(json.dumps(_comparison_json(comparison, solver)))
+    else:
+        _print_comparison(comparison, names, solver)
+    _none_ran(comparison.results)
+
+
+def _comparison_json(comparison: Comparison, solver: str) -> dict[str, Any]:
+    """``lpsched run --json``: the instance, the Phase-1 solver and the comparison."""
+    inst, model = comparison.instance, comparison.time_model
+    out: dict[str, Any] = {
+        "instance": inst.name,
+        "n": inst.n,
+        "memory": inst.memory,
+        "phase1": solver,
+    }
+    if model is not None:
+        out["time_model"] = model.to_dict()
+    if comparison.clocked:  # only then: the output without arrival_s is as before
+        out["arrivals_in_seconds"] = True
+    out.update(
+        results=comparison.results,
+        skipped=comparison.skipped,
+        paper_ratios=comparison.paper_ratios,
+    )
+    return out
+
+
+def _print_comparison(comparison: Comparison, names: list[str], solver: str) -> None:
+    """``lpsched run``'s tables: rounds, seconds (with a time model), the paper's ratios."""
+    inst, model = comparison.instance, comparison.time_model
     results, skipped, paper = comparison.results, comparison.skipped, comparison.paper_ratios
     clocked, papers_setting = comparison.clocked, comparison.papers_setting
-    if as_json:
-        out: dict[str, Any] = {
-            "instance": inst.name,
-            "n": inst.n,
-            "memory": inst.memory,
-            "phase1": solver,
-        }
-        if model is not None:
-            out["time_model"] = model.to_dict()
-        if clocked:  # only then: the output without arrival_s is as before
-            out["arrivals_in_seconds"] = True
-        out.update(results=results, skipped=skipped, paper_ratios=paper)
-        click.echo(json.dumps(out))
-        _none_ran(results)
-        return
     uses_phase1 = any("solver" in parse_policy(name)[0].options for name in names)
     click.echo(
         f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens"
@@ -260,7 +276,6 @@ def run(
             "of its list to arrive (SPEC section 4). The online-* policies list only "
             "arrived requests (SPEC section 5)."
         )
-    _none_ran(results)
 
 
 def _none_ran(results: list[dict[str, Any]]) -> None:
