@@ -52,13 +52,13 @@ def test_ratio_rows_follow_the_policies():
     """Issue 22, item 12: the shipped list gives the shipped rows; a policy beyond it gets
     NAME / Sorted-F (with backfill: against Sorted-F+backfill); rows whose policies are left
     out go."""
-    assert hl.headline_ratios(hl.HEADLINE_POLICIES) == list(hl.HEADLINE_RATIOS)
-    assert hl.headline_ratios(["sorted-f", "mine", "fcfs", "mine+backfill"]) == [
+    assert hl.ratio_specs(hl.HEADLINE_POLICIES) == list(hl.HEADLINE_RATIOS)
+    assert hl.ratio_specs(["sorted-f", "mine", "fcfs", "mine+backfill"]) == [
         ("FCFS / Sorted-F", "fcfs", "sorted-f"),
         ("mine / Sorted-F", "mine", "sorted-f"),
         ("mine+backfill / Sorted-F", "mine+backfill", "sorted-f"),
     ]
-    assert hl.headline_ratios(["sorted-f", "sorted-f+backfill", "mine+backfill"]) == [
+    assert hl.ratio_specs(["sorted-f", "sorted-f+backfill", "mine+backfill"]) == [
         ("sorted-f+backfill / Sorted-F", "sorted-f+backfill", "sorted-f"),
         ("mine+backfill / Sorted-F+backfill", "mine+backfill", "sorted-f+backfill"),
     ]

@@ -68,7 +68,7 @@ __all__ = [
     "shape_spec",
     "shape_table",
     "policy_comparison",
-    "headline_ratios",
+    "ratio_specs",
     "ratio_table",
     "seconds_tables",
     "run",
@@ -368,7 +368,7 @@ def seconds_tables(
     model : str or TimeModel
         The time model of the rows (named in the text with its parameter values).
     ratios : sequence of (label, numerator, denominator)
-        The ratio rows (:func:`headline_ratios`).
+        The ratio rows (:func:`ratio_specs`).
     paper : mapping, optional
         The paper's figure by label (arXiv 2508.06133, section 6; in rounds).
 
@@ -439,7 +439,7 @@ SENSITIVITY_MEMORIES = (8246, 16492, 32984, 65536)
 _PAPER = {label: f"{paper:.2f}" for label, _, _, paper in PAPER_HEADLINE_RATIOS}
 
 
-def headline_ratios(policies: Sequence[str]) -> list[tuple[str, str, str]]:
+def ratio_specs(policies: Sequence[str]) -> list[tuple[str, str, str]]:
     """The ratio rows of the main table for ``policies``: those of :data:`HEADLINE_RATIOS`
     whose two policies are in the list, then ``NAME / Sorted-F`` for every other policy
     (``NAME+backfill / Sorted-F+backfill`` when that reference is in the list). Source: ours."""
@@ -540,7 +540,7 @@ def run(
         ``M`` (:data:`SENSITIVITY_MEMORIES`), for FCFS, MC-SF and Sorted-F.
     policies : sequence of str
         The policies of the main table (default :data:`HEADLINE_POLICIES`), with
-        ``sorted-f``; each one beyond the default gets a ratio row (:func:`headline_ratios`).
+        ``sorted-f``; each one beyond the default gets a ratio row (:func:`ratio_specs`).
         A rerun with more policies computes only their rows; the rows of policies left out
         stay in the CSV, out of the table.
     policy_options : mapping, optional
@@ -607,7 +607,7 @@ def run(
         time_model=model,
         **engine,
     )
-    text = ratio_table(rows, ("source",), ratios=headline_ratios(pols), paper=_PAPER)
+    text = ratio_table(rows, ("source",), ratios=ratio_specs(pols), paper=_PAPER)
     text += (
         "\n\nColumns: paper-mix is the paper's mix as lpsched reads it (80% lmsys-turn, 20% "
         "arXiv summarization; the default); paper-mix-subset and paper-mix-conversation take "
@@ -615,7 +615,7 @@ def run(
         "their short requests from the Azure conversation trace instead: the contrast."
     )
     if model is not None:
-        text += "\n\n" + seconds_tables(rows, model, headline_ratios(pols), _PAPER)
+        text += "\n\n" + seconds_tables(rows, model, ratio_specs(pols), _PAPER)
     if note is not None:
         text += f"\n\nNote: {note}."
     if sensitivity:
