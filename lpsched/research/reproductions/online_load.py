@@ -316,6 +316,33 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _versus_rh_sorted_f(
+    by: Mapping[tuple[Any, int, str], Mapping[str, Any]], load: Any, seeds: Sequence[int], stat: str
+) -> tuple[dict[str, float], int]:
+    """At one load: MC-SF's and FCFS's ``stat`` over receding-horizon Sorted-F's (mean over
+    the seeds with both rows; nan without), and on how many seeds RH-Sorted-F beats both."""
+    rh = "online-sorted-f"
+    ratios = {}
+    for p in ("online-mcsf", "online-fcfs"):
+        v = [
+            float(by[(load, s, p)][stat]) / float(by[(load, s, rh)][stat])
+            for s in seeds
+            if (load, s, p) in by and (load, s, rh) in by
+        ]
+        ratios[p] = float(np.mean(v)) if v else float("nan")
+    wins = sum(
+        1
+        for s in seeds
+        if (load, s, rh) in by
+        and all(
+            float(by[(load, s, rh)][stat]) < float(by[(load, s, p)][stat])
+            for p in ("online-mcsf", "online-fcfs")
+            if (load, s, p) in by
+        )
+    )
+    return ratios, wins
+
+
 def _online_table(rows, src: str, n: int) -> str:
     short = {"online-fcfs": "FCFS", "online-mcsf": "MC-SF", "online-sorted-f": "RH-SF"}
     loads = sorted({float(r["load"]) for r in rows})
@@ -331,27 +358,9 @@ def _online_table(rows, src: str, n: int) -> str:
             for p in ONLINE_POLICIES:
                 v = [float(by[(load, s, p)][stat]) for s in seeds if (load, s, p) in by]
                 row[f"{lab} {short[p]}"] = f"{np.mean(v):.0f}" if v else "-"
-        ratios = {}
-        for p in ("online-mcsf", "online-fcfs"):
-            v = [
-                float(by[(load, s, p)]["mean_latency"])
-                / float(by[(load, s, "online-sorted-f")]["mean_latency"])
-                for s in seeds
-                if (load, s, p) in by and (load, s, "online-sorted-f") in by
-            ]
-            ratios[p] = float(np.mean(v)) if v else float("nan")
-            row[f"{short[p]}/RH-SF"] = f"{ratios[p]:.3f}"
-        wins = sum(
-            1
-            for s in seeds
-            if (load, s, "online-sorted-f") in by
-            and all(
-                float(by[(load, s, "online-sorted-f")]["mean_latency"])
-                < float(by[(load, s, p)]["mean_latency"])
-                for p in ("online-mcsf", "online-fcfs")
-                if (load, s, p) in by
-            )
-        )
+        ratios, wins = _versus_rh_sorted_f(by, load, seeds, "mean_latency")
+        for p, ratio in ratios.items():
+            row[f"{short[p]}/RH-SF"] = f"{ratio:.3f}"
         row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
         out.append(row)
     title = {
@@ -499,25 +508,9 @@ def _seconds_table(rows, src: str, n: int, model: TimeModel) -> str:
         for stat, lab in (("mean_latency_s", "mean"), ("p99_latency_s", "p99")):
             for p in ONLINE_POLICIES:
                 row[f"{lab} {_SHORT[p]} (s)"] = f"{mean(load, p, stat):.1f}"
-        for p in ("online-mcsf", "online-fcfs"):
-            v = [
-                float(by[(load, s, p)]["mean_latency_s"])
-                / float(by[(load, s, "online-sorted-f")]["mean_latency_s"])
-                for s in seeds
-                if (load, s, p) in by and (load, s, "online-sorted-f") in by
-            ]
-            row[f"{_SHORT[p]}/RH-SF"] = f"{float(np.mean(v)) if v else float('nan'):.3f}"
-        wins = sum(
-            1
-            for s in seeds
-            if (load, s, "online-sorted-f") in by
-            and all(
-                float(by[(load, s, "online-sorted-f")]["mean_latency_s"])
-                < float(by[(load, s, p)]["mean_latency_s"])
-                for p in ("online-mcsf", "online-fcfs")
-                if (load, s, p) in by
-            )
-        )
+        ratios, wins = _versus_rh_sorted_f(by, load, seeds, "mean_latency_s")
+        for p, ratio in ratios.items():
+            row[f"{_SHORT[p]}/RH-SF"] = f"{ratio:.3f}"
         row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
         main.append(row)
         for p in ONLINE_POLICIES:
