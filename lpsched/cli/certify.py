@@ -3,25 +3,18 @@ instance, by :func:`lpsched.certify.certify`."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
 
-from ..io import write_schedule
 from ..solvers.options import MAX_THREADS
-from ..solvers.progress import cli_progress
 from .common import (
     bad_input,
     best_schedule_option,
     check_output,
     finite,
-    interrupted,
     json_option,
-    load_instance,
-    schedule_line,
-    signals_as_interrupt,
-    solver_chatter_to_stderr,
+    solve_and_report,
     verbose_option,
 )
 
@@ -78,26 +71,15 @@ def certify(
         folder = os.path.dirname(os.path.abspath(output))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             raise click.BadParameter(f"{output}: cannot write there", param_hint="-o")
-    with signals_as_interrupt():
-        try:
-            inst = load_instance(instance)
-            stopped = False
-            try:
-                with solver_chatter_to_stderr(), cli_progress(verbose, "certify") as progress:
-                    res = run_certify(
-                        inst, time_limit, threads=threads, seed=seed, progress=progress
-                    )
-            except CertifyInterrupted as exc:
-                res, stopped = exc.result, True
-            if output is not None:
-                write_schedule(res.schedule, output)
-            click.echo(
-                json.dumps(res.to_dict())
-                if as_json
-                else res.summary() + schedule_line(res.schedule, output)
-            )
-        except KeyboardInterrupt:
-            interrupted("no schedule found yet")
-    if stopped:
-        kept = f"; the schedule is in {output}" if output else ""
-        interrupted(f"reported the best schedule and bound found so far{kept}")
+    solve_and_report(
+        instance,
+        "certify",
+        lambda inst, progress: run_certify(
+            inst, time_limit, threads=threads, seed=seed, progress=progress
+        ),
+        CertifyInterrupted,
+        output=output,
+        as_json=as_json,
+        verbose=verbose,
+        nothing="no schedule found yet",
+    )

@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import json
 import math
 import os
 import re
 import signal
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 import click
@@ -207,6 +208,52 @@ def interrupted(message: str) -> NoReturn:
     """Say that the run was interrupted and what was kept; exit with :data:`EXIT_INTERRUPTED`."""
     click.echo(f"lpsched: interrupted; {message}", err=True)
     sys.exit(EXIT_INTERRUPTED)
+
+
+def solve_and_report(
+    instance: str | None,
+    label: str,
+    call: Callable[[Instance, Any], Any],
+    stopped_by: type[KeyboardInterrupt],
+    *,
+    output: str | None,
+    as_json: bool,
+    verbose: bool,
+    nothing: str,
+) -> Any:
+    """Load INSTANCE, run a solve with live progress, print its result, write its schedule.
+
+    ``call(instance, progress)`` returns a result with ``schedule``, ``summary()`` and
+    ``to_dict()``; ``stopped_by`` is the exception that carries the best result so far when
+    Ctrl-C or SIGTERM stops it: that result is printed (and written with -o) and the run exits
+    with :data:`EXIT_INTERRUPTED`; ``nothing`` says what was lost when it stops before any
+    result. Returns the result. The one printer of ``exact`` and ``certify``. Source: ours.
+    """
+    from ..io import write_schedule
+    from ..solvers.progress import cli_progress
+
+    with signals_as_interrupt():
+        try:
+            inst = load_instance(instance)
+            stopped = False
+            try:
+                with solver_chatter_to_stderr(), cli_progress(verbose, label) as progress:
+                    res = call(inst, progress)
+            except stopped_by as exc:
+                res, stopped = exc.result, True  # type: ignore[attr-defined]
+            if output is not None and res.schedule is not None:
+                write_schedule(res.schedule, output)
+            click.echo(
+                json.dumps(res.to_dict())
+                if as_json
+                else res.summary() + schedule_line(res.schedule, output)
+            )
+        except KeyboardInterrupt:
+            interrupted(nothing)
+    if stopped:
+        kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
+        interrupted(f"reported the best schedule and bound found so far{kept}")
+    return res
 
 
 def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:

@@ -13,7 +13,6 @@ import click
 from ..certify import best_bound, bound_choices
 from ..certify.methods import METHODS
 from ..instance import InstanceError
-from ..io import write_schedule
 from ..solvers.progress import cli_progress
 from ..solvers.result import SolveInterrupted, SolveStatus
 from ..solvers.solve import EXPORT_FORMATS, SOLVERS, export_model, solve_exact
@@ -27,8 +26,8 @@ from .common import (
     json_option,
     load_instance,
     max_nonzeros_option,
-    schedule_line,
     signals_as_interrupt,
+    solve_and_report,
     solver_chatter_to_stderr,
     verbose_option,
 )
@@ -77,34 +76,23 @@ def exact(
     on a terminal, that line every 30 s otherwise, and with -v the solver log as well.
     """
     check_output(output, instance)
-    with signals_as_interrupt():
-        try:
-            inst = load_instance(instance)
-            stopped = False
-            try:
-                with solver_chatter_to_stderr(), cli_progress(verbose, "exact") as progress:
-                    res = solve_exact(
-                        inst,
-                        solver=solver,
-                        time_limit=time_limit,
-                        mip_gap=mip_gap,
-                        max_nonzeros=max_nonzeros,
-                        progress=progress,
-                    )
-            except SolveInterrupted as exc:
-                res, stopped = exc.result, True
-            if output is not None and res.schedule is not None:
-                write_schedule(res.schedule, output)
-            click.echo(
-                json.dumps(res.to_dict())
-                if as_json
-                else res.summary() + schedule_line(res.schedule, output)
-            )
-        except KeyboardInterrupt:
-            interrupted("no result to report")
-    if stopped:
-        kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
-        interrupted(f"reported the best schedule and bound found so far{kept}")
+    res = solve_and_report(
+        instance,
+        "exact",
+        lambda inst, progress: solve_exact(
+            inst,
+            solver=solver,
+            time_limit=time_limit,
+            mip_gap=mip_gap,
+            max_nonzeros=max_nonzeros,
+            progress=progress,
+        ),
+        SolveInterrupted,
+        output=output,
+        as_json=as_json,
+        verbose=verbose,
+        nothing="no result to report",
+    )
     if res.status is SolveStatus.ERROR:
         why = res.info.get("error", "the solver failed")
         click.echo(f"lpsched: error: {instance}: status error: {why}", err=True)
