@@ -183,3 +183,23 @@ def test_the_method_registry_is_its_modules():
         importlib.import_module(f"lpsched.certify.methods.{m}").METHOD for m in methods.MODULES
     ]
     assert [m for m in METHODS.values() if m in built] == built
+
+
+def test_no_module_over_800_lines_and_no_issue_numbers():
+    """The house rules that hold today (issue 32 tightens the rest): every module of the
+    package is at most 800 lines, and none refers to an issue by number (the CHANGELOG does)."""
+    import re
+
+    package = Path(lpsched.__file__).parent
+    modules = sorted(package.rglob("*.py"))
+    assert len(modules) > 100  # the package, not an empty folder
+    long = {
+        str(p.relative_to(package)): n
+        for p in modules
+        if (n := len(p.read_text().splitlines())) > 800
+    }
+    assert long == {}
+    numbered = [
+        str(p.relative_to(package)) for p in modules if re.search(r"\bissues? #?\d+", p.read_text())
+    ]
+    assert numbered == []
