@@ -44,6 +44,9 @@ __all__ = [
     "unit_model",
     "rc_eps",
     "reduced_costs",
+    "BestBound",
+    "pricing_round",
+    "check_generation_options",
 ]
 
 
@@ -297,3 +300,132 @@ def reduced_costs(
     k0 = np.minimum(start, big)
     k1 = np.minimum(start + o, big)
     return (start + o - a) + (s - start) * (p0[k1] - p0[k0]) + (p1[k1] - p1[k0])
+
+
+class BestBound:
+    """The best Lagrangian bound so far and its prices, the stability centre of Wentges
+    smoothing; each better bound goes to the observer.
+
+    Parameters
+    ----------
+    observer : Observer, optional
+        Its ``on_bound(value)`` gets every better bound (rounds).
+
+    Attributes
+    ----------
+    best : float
+        The best bound offered (rounds; ``-inf`` before the first).
+    center : ndarray of float or None
+        The prices ``lambda`` of ``best``.
+
+    Notes
+    -----
+    Source: ours (shared by ``lp-colgen`` and ``lp-aggregated``).
+    """
+
+    def __init__(self, observer: Any = None) -> None:
+        self.best = -np.inf
+        self.center: np.ndarray | None = None
+        self.observer = observer
+
+    def offer(self, value: float, lam: np.ndarray) -> None:
+        """Keep ``(value, lam)`` when ``value`` beats the best so far."""
+        if value > self.best:
+            self.best, self.center = value, lam
+            if self.observer is not None:
+                self.observer.on_bound(value)
+
+
+def pricing_round(
+    price: Pricer,
+    bound: BestBound,
+    lam_m: np.ndarray,
+    u_dual: np.ndarray,
+    z: float,
+    alpha: float,
+    add: Any,
+) -> tuple[int, bool]:
+    """One pricing round of a column generation, after a master solve.
+
+    Prices every unit at the master's memory duals ``lam_m`` (a Lagrangian bound, offered to
+    ``bound``); with ``alpha > 0`` and a stability centre, also at the Wentges mix
+    ``alpha lambda_center + (1 - alpha) lambda_m`` (another bound), and adds the starts found
+    there whose reduced cost at the master's duals is negative; on a mis-pricing (none), or
+    without smoothing, adds those of the master's own duals.
+
+    Parameters
+    ----------
+    price : Pricer
+    bound : BestBound
+    lam_m : ndarray of float, shape (R + 1,)
+        The master's memory duals ``lambda_t >= 0`` (``lam_m[0]`` unused).
+    u_dual : ndarray of float, shape (U,)
+        The master's ``assign`` duals.
+    z : float
+        The master's value (rounds), for the reduced-cost tolerance :func:`rc_eps`.
+    alpha : float
+        Wentges' smoothing weight in ``[0, 1)``.
+    add : callable
+        ``add(units, starts) -> int``: puts the columns in the master, returns how many were
+        new.
+
+    Returns
+    -------
+    added : int
+        New columns (0: the master is optimal for the LP, up to the tolerance).
+    mispriced : bool
+        Whether the smoothed prices found no column.
+
+    Notes
+    -----
+    Source: Wentges, ITOR 4 (1997), and the mis-pricing rule of Pessoa, Sadykov, Uchoa and
+    Vanderbeck, INFORMS J. Computing 30 (2018) (module docstring of
+    :mod:`lpsched.certify.methods.colgen`).
+    """
+    units = np.arange(price.lo.size, dtype=np.int64)
+    start_m, value_m, bound_m = price(lam_m)
+    bound.offer(bound_m, lam_m)
+    added, mispriced = 0, False
+    center = bound.center
+    if alpha > 0.0 and center is not None:
+        lam_c = np.zeros(lam_m.size)
+        lam_c[: min(center.size, lam_m.size)] = center[: lam_m.size]
+        lam_s = alpha * lam_c + (1.0 - alpha) * lam_m
+        start_s, _, bound_s = price(lam_s)
+        bound.offer(bound_s, lam_s)
+        rc = reduced_costs(start_s, price.s, price.o, price.a, lam_m) - u_dual
+        neg = rc < -rc_eps(z)
+        added = add(units[neg], start_s[neg])
+        mispriced = not added
+    if not added:
+        neg_m = value_m - u_dual < -rc_eps(z)
+        added = add(units[neg_m], start_m[neg_m])
+    return added, mispriced
+
+
+def check_generation_options(
+    alpha: float, master_solver: str, master_solvers: Sequence[str], seed_policies: Sequence[str]
+) -> None:
+    """Check the options both column generations share, before any work.
+
+    Raises
+    ------
+    ValueError
+        ``alpha`` outside ``[0, 1)``, ``master_solver`` not in ``master_solvers``, a seed
+        policy that is not a list policy (:data:`~lpsched.policies.local_search.LIST_ORDERS`).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    if not 0.0 <= alpha < 1.0:
+        raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+    if master_solver not in master_solvers:
+        raise ValueError(
+            f"master_solver must be one of {', '.join(master_solvers)}, got {master_solver!r}"
+        )
+    unknown = [p for p in seed_policies if p not in LIST_ORDERS]
+    if unknown:
+        raise ValueError(
+            f"unknown seed policy {unknown[0]!r}; choose from {', '.join(LIST_ORDERS)}"
+        )

@@ -56,7 +56,6 @@ import numpy as np
 
 from ...executor import execute
 from ...instance import Instance
-from ...policies.local_search import LIST_ORDERS
 from ...schedule import Schedule
 from ...solvers.backends import highs
 from ...solvers.options import (
@@ -67,7 +66,14 @@ from ...solvers.options import (
 from ...solvers.progress import Observer
 from ...solvers.result import BoundResult
 from ..method import Method
-from ..pricing import Pricer, rc_eps, reduced_costs, seed_schedules, unit_model
+from ..pricing import (
+    BestBound,
+    Pricer,
+    check_generation_options,
+    pricing_round,
+    seed_schedules,
+    unit_model,
+)
 from .lns import earliest_fit_schedule
 
 #: HiGHS' algorithms for the master (:func:`aggregated_lp_bound`).
@@ -433,22 +439,12 @@ def aggregated_lp_bound(
     """
     time_limit = check_time_limit(time_limit)
     threads = check_threads(threads)
-    if not 0.0 <= alpha < 1.0:
-        raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+    check_generation_options(alpha, master_solver, MASTER_SOLVERS, seed_policies)
     for name, v in (("width", width), ("windows_target", windows_target)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     if not 0.0 < tol <= 1e-4:
         raise ValueError(f"tol must be a number in (0, 1e-4], got {tol!r}")
-    if master_solver not in MASTER_SOLVERS:
-        raise ValueError(
-            f"master_solver must be one of {', '.join(MASTER_SOLVERS)}, got {master_solver!r}"
-        )
-    unknown = [p for p in seed_policies if p not in LIST_ORDERS]
-    if unknown:
-        raise ValueError(
-            f"unknown seed policy {unknown[0]!r}; choose from {', '.join(LIST_ORDERS)}"
-        )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     instance, shift, schedule, hz, _, first, unit_of, count, lo, hi, s, o, a = unit_model(
@@ -484,22 +480,12 @@ def aggregated_lp_bound(
 
     edges = grid(horizon_end, width)
 
-    best = -np.inf
-    center: np.ndarray | None = None
+    bound = BestBound(observer)
     history: list[tuple[float, float, float]] = []
     levels: list[dict[str, Any]] = []
     info: dict[str, Any] = {"converged": False, "iterations": 0, "mispricings": 0}
-
-    def offer(value: float, lam: np.ndarray) -> None:
-        nonlocal best, center
-        if value > best:
-            best, center = value, lam
-            if observer is not None:
-                observer.on_bound(value)
-
     _, _, trivial = price(np.zeros(1))
-    offer(trivial, np.zeros(1))
-    units = np.arange(lo.size, dtype=np.int64)
+    bound.offer(trivial, np.zeros(1))
     master_s = 0.0
     z = np.inf
     mean_start: np.ndarray | None = None
@@ -525,25 +511,10 @@ def aggregated_lp_bound(
         z = master.value()
         mean_start = master.mean_start()
         u_dual, lam_m = master.duals()
-        start_m, value_m, bound_m = price(lam_m)
-        offer(bound_m, lam_m)
-        new = 0
-        if alpha > 0.0 and center is not None:
-            lam_c = np.zeros(lam_m.size)
-            lam_c[: min(center.size, lam_m.size)] = center[: lam_m.size]
-            lam_s = alpha * lam_c + (1.0 - alpha) * lam_m
-            start_s, _, bound_s = price(lam_s)
-            offer(bound_s, lam_s)
-            rc = reduced_costs(start_s, s, o, a, lam_m) - u_dual
-            neg = rc < -rc_eps(z)
-            new = master_add(units[neg], start_s[neg])
-            if not new:
-                info["mispricings"] += 1
-        if not new:
-            neg_m = value_m - u_dual < -rc_eps(z)
-            new = master_add(units[neg_m], start_m[neg_m])
-        history.append((time.perf_counter() - t0, best, z))
-        if z - best <= tol * max(1.0, abs(z)) or not new:
+        new, mispriced = pricing_round(price, bound, lam_m, u_dual, z, alpha, master_add)
+        info["mispricings"] += mispriced
+        history.append((time.perf_counter() - t0, bound.best, z))
+        if z - bound.best <= tol * max(1.0, abs(z)) or not new:
             # this level's aggregated LP is solved: refine where its memory overflows
             levels.append(
                 {
@@ -590,7 +561,7 @@ def aggregated_lp_bound(
         info["time_shift"] = shift
     return BoundResult(
         method="lp-aggregated",
-        bound=float(best),
+        bound=float(bound.best),
         runtime_s=time.perf_counter() - t0,
         horizon=hz.T,
         info=info,

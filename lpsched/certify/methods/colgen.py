@@ -82,7 +82,6 @@ from typing import Any
 import numpy as np
 
 from ...instance import Instance
-from ...policies.local_search import LIST_ORDERS
 from ...schedule import Schedule
 from ...solvers.backends import highs
 from ...solvers.options import (
@@ -93,7 +92,15 @@ from ...solvers.options import (
 from ...solvers.progress import Observer
 from ...solvers.result import BoundResult
 from ..method import Method
-from ..pricing import Pricer, memory_use, rc_eps, reduced_costs, seed_schedules, unit_model
+from ..pricing import (
+    BestBound,
+    Pricer,
+    check_generation_options,
+    memory_use,
+    pricing_round,
+    seed_schedules,
+    unit_model,
+)
 
 MASTER_SOLVERS = ("auto", "primal", "dual", "ipm", "pdlp")
 LARGE_DECODE = 100_000  # tokens of sum o_i from which "auto" takes the difference form + IPM
@@ -373,23 +380,13 @@ def colgen_lp_bound(
     """
     time_limit = check_time_limit(time_limit)
     threads = check_threads(threads)
-    if not 0.0 <= alpha < 1.0:
-        raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
+    check_generation_options(alpha, master_solver, MASTER_SOLVERS, seed_policies)
     if isinstance(ascent, bool) or not isinstance(ascent, numbers.Integral) or ascent < 0:
         raise ValueError(f"ascent must be a non-negative integer (steps), got {ascent!r}")
     if not 0.0 < ascent_share <= 1.0:
         raise ValueError(f"ascent_share must be a number in (0, 1], got {ascent_share!r}")
     if not 0.0 <= deflect <= 2.0:
         raise ValueError(f"deflect must be a number in [0, 2], got {deflect!r}")
-    if master_solver not in MASTER_SOLVERS:
-        raise ValueError(
-            f"master_solver must be one of {', '.join(MASTER_SOLVERS)}, got {master_solver!r}"
-        )
-    unknown = [p for p in seed_policies if p not in LIST_ORDERS]
-    if unknown:
-        raise ValueError(
-            f"unknown seed policy {unknown[0]!r}; choose from {', '.join(LIST_ORDERS)}"
-        )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     instance, shift, schedule, hz, slack, first, unit_of, count, lo, hi, s, o, a = unit_model(
@@ -408,34 +405,35 @@ def colgen_lp_bound(
         master.add(unit_of[fits], seed[fits])
     seed_s = time.perf_counter() - t0
 
-    best = -np.inf
-    center: np.ndarray | None = None
+    bound = BestBound(observer)
     history: list[tuple[float, float, float]] = []
     info: dict[str, Any] = {"converged": False, "iterations": 0, "mispricings": 0}
     master_s = 0.0
     z = np.inf
-
-    def offer(value: float, lam: np.ndarray) -> None:
-        nonlocal best, center
-        if value > best:
-            best, center = value, lam
-            if observer is not None:
-                observer.on_bound(value)
-
     _, _, trivial = price(np.zeros(1))  # lambda = 0: sum_i min_k c_ik = sum o_i
-    offer(trivial, np.zeros(1))
-    units = np.arange(lo.size, dtype=np.int64)
+    bound.offer(trivial, np.zeros(1))
     if ascent > 0:
         t1 = time.perf_counter()
         end = None if deadline is None else t1 + ascent_share * (deadline - t1)
         steps, starts = _ascent(
-            price, s, o, count, instance.memory, hz.T, schedule.tel, end, ascent, offer, deflect
+            price,
+            s,
+            o,
+            count,
+            instance.memory,
+            hz.T,
+            schedule.tel,
+            end,
+            ascent,
+            bound.offer,
+            deflect,
         )
+        units = np.arange(lo.size, dtype=np.int64)
         for k in starts:
             master.add(units, k)
         info["ascent_steps"] = steps
         info["ascent_s"] = time.perf_counter() - t1
-        info["ascent_bound"] = best
+        info["ascent_bound"] = bound.best
     while max_iterations is None or info["iterations"] < max_iterations:
         t1 = time.perf_counter()
         solved = master.solve(deadline)
@@ -447,25 +445,10 @@ def colgen_lp_bound(
         z = master.value()
         u_dual, lam_m = master.duals()
         # the columns in the master are optimal at the master's duals: price them there
-        start_m, value_m, bound_m = price(lam_m)
-        offer(bound_m, lam_m)
-        new = 0
-        if alpha > 0.0 and center is not None:
-            lam_c = np.zeros(lam_m.size)
-            lam_c[: min(center.size, lam_m.size)] = center[: lam_m.size]
-            lam_s = alpha * lam_c + (1.0 - alpha) * lam_m
-            start_s, _, bound_s = price(lam_s)
-            offer(bound_s, lam_s)
-            rc = reduced_costs(start_s, s, o, a, lam_m) - u_dual
-            neg = rc < -rc_eps(z)
-            new = master.add(units[neg], start_s[neg])
-            if not new:
-                info["mispricings"] += 1
-        neg_m = value_m - u_dual < -rc_eps(z)
-        if not new:
-            new = master.add(units[neg_m], start_m[neg_m])
-        history.append((time.perf_counter() - t0, best, z))
-        if z - best <= tol * max(1.0, abs(z)) or not new:
+        new, mispriced = pricing_round(price, bound, lam_m, u_dual, z, alpha, master.add)
+        info["mispricings"] += mispriced
+        history.append((time.perf_counter() - t0, bound.best, z))
+        if z - bound.best <= tol * max(1.0, abs(z)) or not new:
             info["converged"] = True
             info["lp_value"] = z
             break
@@ -489,7 +472,7 @@ def colgen_lp_bound(
         info["time_shift"] = shift
     return BoundResult(
         method="lp-colgen",
-        bound=float(best),
+        bound=float(bound.best),
         runtime_s=time.perf_counter() - t0,
         horizon=hz.T,
         info=info,
