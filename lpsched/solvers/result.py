@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .. import interrupts
 from ..bounds import combinatorial_bound
 from ..formulations.horizon import Horizon
 from ..formulations.time_indexed import TimeIndexedMatrix
@@ -482,6 +483,8 @@ def run_interruptible(
             done.wait(0.1 if interrupted or deadline is not None else 0.5)
         except KeyboardInterrupt:
             interrupted = True
+        # a Ctrl-C whose exception a callback from compiled code dropped (lpsched.interrupts)
+        interrupted = interrupted or interrupts.requested() is not None
         late = deadline is not None and time.perf_counter() > deadline + 0.1
         if (interrupted or late) and not done.is_set():
             try:

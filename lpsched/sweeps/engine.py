@@ -60,6 +60,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 from tqdm.auto import tqdm
 
+from .. import interrupts
 from ..policies.registry import import_plugins, plugin_modules
 from .provenance import PROVENANCE, provenance
 
@@ -637,6 +638,7 @@ def run_sweep(
                 _run_processes(sweep, todo, results, workers, bar, verbose, say, plugins)
             else:
                 for task, missing in todo:
+                    interrupts.check()  # a Ctrl-C whose exception compiled code dropped
                     if verbose:
                         say(f"{sweep.name}: computing {_label(task.params)}")
                     for row in sweep.compute(task.params, missing):

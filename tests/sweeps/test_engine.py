@@ -361,3 +361,23 @@ def test_a_change_anywhere_in_the_package_marks_the_provenance_dirty(tmp_path):
     with (tmp_path / "lpsched" / "policies" / "baselines.py").open("a") as fh:
         fh.write("\n# an edit\n")
     assert "-dirty-src-" in commit()
+
+
+def test_a_recorded_interrupt_stops_the_sweep_at_the_next_task(tmp_path):
+    """A Ctrl-C whose KeyboardInterrupt compiled code dropped (numba's object-cache callback
+    printed and ignored it) is still recorded (lpsched.interrupts): the sweep stops before its
+    next task, keeping the rows already written."""
+    from lpsched import interrupts
+
+    def drops_the_interrupt(params, missing):
+        yield from square_rows(params, missing)
+        if params["x"] == 0:
+            interrupts.request("SIGINT")  # as the handler does, its exception then lost
+
+    try:
+        with pytest.raises(KeyboardInterrupt, match="SIGINT"):
+            run_sweep(_sweep(_tasks([0, 1, 2]), drops_the_interrupt), tmp_path, progress=False)
+    finally:
+        interrupts.clear()
+    assert [row["x"] for row in _file_rows(tmp_path / "r.csv")] == ["0", "0"]
+    interrupts.check()  # cleared: nothing raised
