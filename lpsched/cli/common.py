@@ -221,9 +221,10 @@ def interrupted(message: str) -> NoReturn:
     test runner that captures the streams it raises ``SystemExit`` as usual.
     """
     click.echo(f"lpsched: interrupted; {message}", err=True)
-    if sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__:
-        sys.stdout.flush()
-        sys.stderr.flush()
+    out, err = sys.__stdout__, sys.__stderr__
+    if out is not None and err is not None and sys.stdout is out and sys.stderr is err:
+        out.flush()
+        err.flush()
         os._exit(EXIT_INTERRUPTED)
     sys.exit(EXIT_INTERRUPTED)
 
