@@ -217,17 +217,21 @@ def test_time_limit_stops_the_arc_flow_build(monkeypatch):
     """Issue 22, item 7: the arc-flow LP's build (seconds at a few thousand rounds) looks at
     the deadline. A clock that jumps past it once the first LP is solved must end the call
     in the build, with the bound of the first LP's duals and no arc-flow value."""
+    import time
     import types
 
     import lpsched.research.window_configuration as wc
 
-    now = [0.0]
+    # the fake clock starts at the real one: the solver wait (run_interruptible) compares the
+    # deadline with the real clock, and a deadline of 10 "fake" seconds stopped the first LP
+    # whenever it took over 0.1 s (a loaded machine)
+    now = [time.perf_counter()]
     monkeypatch.setattr(wc, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
     real = wc._lp_duals
 
     def duals_then_late(*args, **kwargs):
         out = real(*args, **kwargs)
-        now[0] = 1e9
+        now[0] += 1e9
         return out
 
     monkeypatch.setattr(wc, "_lp_duals", duals_then_late)
