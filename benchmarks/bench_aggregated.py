@@ -35,22 +35,19 @@ import time
 import numpy as np
 
 from lpsched.bounds import combinatorial_bound
-from lpsched.certify.methods.aggregated import (
-    MASTER_SOLVERS,
-    _memory_of,
-    aggregated_lp_bound,
-    lp_order_schedule,
-)
-from lpsched.certify.methods.colgen import _Master, colgen_lp_bound
+from lpsched.certify import lp_bound
+from lpsched.certify.methods.aggregated import aggregated_lp_bound, lp_order_schedule
+from lpsched.certify.methods.colgen import colgen_lp_bound
 from lpsched.certify.methods.lns import earliest_fit_schedule
 from lpsched.executor import execute
-from lpsched.formulations.time_indexed import _units
+from lpsched.formulations.time_indexed import units_of
 from lpsched.generators.small import paper_scaled
 from lpsched.io import default_instance, read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.policies.registry import run_policy
+from lpsched.solvers.aggregated import MASTER_SOLVERS, _memory_of
+from lpsched.solvers.colgen import _Master
 from lpsched.solvers.progress import Observer
-from lpsched.solvers.solve import lp_bound
 
 
 def small(sizes: list[int], seeds: list[int]) -> None:
@@ -85,7 +82,7 @@ def _timed(seen: list[tuple[float, float]], t0: float):
 def lp_cap(inst, pool: tuple[np.ndarray, np.ndarray], limit: float) -> str:
     """An upper bracket on the LP value: the round-level restricted master over ``pool``
     (every memory row; a feasible LP solution, so its value is at least the LP's)."""
-    members = _units(inst, aggregate=True)
+    members = units_of(inst, aggregate=True)
     unit_of = np.empty(inst.n, dtype=np.int64)
     for u, mem in enumerate(members):
         unit_of[mem] = u
@@ -160,7 +157,7 @@ def schedules(path: str | None, limit: float) -> None:
     strict = execute(inst, lp_list)
     rows.append((f"the LP's list ({limit:.0f} s), executor", strict.tel))
     rows.append(("the same with backfill", execute(inst, lp_list, backfill=True).tel))
-    members = _units(inst, aggregate=True)
+    members = units_of(inst, aggregate=True)
     req, start = ag.info["column_pool"]
     x = ag.info["column_values"]
     unit_of = np.empty(inst.n, dtype=np.int64)

@@ -28,13 +28,13 @@ import argparse
 import time
 
 from lpsched.bounds import combinatorial_bound
+from lpsched.certify import lp_bound
 from lpsched.certify.methods.colgen import colgen_lp_bound
 from lpsched.generators.small import scaled_mix
 from lpsched.io import read_instance
 from lpsched.kernels import BACKEND
 from lpsched.policies.local_search import best_heuristic
 from lpsched.solvers.progress import Observer
-from lpsched.solvers.solve import lp_bound
 
 
 def small(sizes: list[int], alphas: list[float]) -> None:

@@ -3,7 +3,7 @@
 Not a test. Prints two tables:
 
 1. ``exact``: for each size n and seed, each configuration of
-   :func:`lpsched.solvers.solve.solve_exact`
+   :func:`lpsched.certify.solve_exact`
    -- status, TEL, bound, gap, build and solve seconds. Configurations (cumulative, so each row
    measures one more idea):
 
@@ -42,9 +42,9 @@ from __future__ import annotations
 import argparse
 import time
 
+from lpsched.certify import lp_bound, solve_exact
 from lpsched.formulations.horizon import horizon_t1
 from lpsched.generators.small import scaled_mix
-from lpsched.solvers.solve import lp_bound, solve_exact
 
 CONFIGS = {
     "plain": dict(horizon="T1", warm_start=False, windows=False, aggregate=False, local_search=0),

@@ -16,7 +16,7 @@ tractable instances; lpsched's reading of Sorted-F is behind Sorted-LP on ``pape
 and runs ``sorted-lp``, ``volume`` (and ``size``, for context) beside them. Each instance is
 ``paper-scaled`` (the paper's mix with lengths and M divided by 20, M = 825;
 :func:`lpsched.generators.small.paper_scaled`), solved by the exact MIP (HiGHS,
-:func:`lpsched.solvers.solve.solve_exact`) within ``--time-limit`` seconds. An instance is
+:func:`lpsched.certify.solve_exact`) within ``--time-limit`` seconds. An instance is
 ``optimal`` only when the MIP's lower bound, rounded up, meets the best TEL found (the MIP's or
 a policy's); its ratios TEL / OPT go into the table. An instance left with a gap reports
 TEL / bound (an upper bound on TEL / OPT) in a separate column group and per instance.
@@ -41,13 +41,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from lpsched.certify import lp_bound, solve_exact
 from lpsched.executor import execute
 from lpsched.generators.small import paper_scaled
 from lpsched.instance import Instance
 from lpsched.policies.registry import run_policy
 from lpsched.policies.sorted_f import sorted_f_order, sorted_f_sequential
 from lpsched.schedule import Schedule
-from lpsched.solvers.solve import lp_bound, solve_exact
 
 _EPS = 1e-6
 

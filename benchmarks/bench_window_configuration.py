@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from tabulate import tabulate
 
+from lpsched.certify import solve_exact
 from lpsched.formulations.horizon import tight_horizon
 from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.generators.small import scaled_mix
@@ -33,7 +34,6 @@ from lpsched.io import read_instance
 from lpsched.research.window_configuration import window_configuration_bound
 from lpsched.schedule import Schedule
 from lpsched.solvers.backends import highs
-from lpsched.solvers.solve import solve_exact
 
 WINDOWS = [(1, None), (2, 1), (4, 2), (8, 4), (12, 4)]  # (W, the nested W it starts from)
 DEFAULT_CASES = ["mix20-s0", "mix20-s1", "mix20-s2", "mix30-s0-short", "mix30-s1-short"]

@@ -2,14 +2,15 @@
 
 The data flow (``docs/architecture.md``): generators / files -> :class:`Instance` -> policy
 (priority list) -> :func:`execute` -> :class:`Schedule` -> metrics; and Instance ->
-formulations -> solvers -> exact TEL, bounds, gaps. This module re-exports the names a
+formulations -> solvers -> the driver (:func:`solve`) -> one :class:`Result`: exact TEL,
+bounds, gaps. This module re-exports the names a
 researcher uses daily. Seed paper: Wang, Ye, Zhou, *LLM Serving Optimization with Variable
 Prefill and Decode Lengths*, arXiv 2508.06133.
 """
 
 __version__ = "0.1.0"
 
-from .certify import CertifyResult, best_bound, certify  # noqa: E402
+from .certify import best_bound, certify, export_model, lp_bound, solve, solve_exact  # noqa: E402
 from .executor import execute  # noqa: E402
 from .instance import Instance, InstanceError, Request  # noqa: E402
 from .io import (  # noqa: E402
@@ -22,14 +23,7 @@ from .io import (  # noqa: E402
 )
 from .policies.registry import POLICIES, list_policy, register_policy, run_policy  # noqa: E402
 from .schedule import InfeasibleScheduleError, Schedule  # noqa: E402
-from .solvers import (  # noqa: E402
-    BoundResult,
-    ExactResult,
-    SolveStatus,
-    export_model,
-    lp_bound,
-    solve_exact,
-)
+from .solvers import Result, SolveOptions, SolveStatus  # noqa: E402
 from .timing import TimeModel, register_time_model, to_seconds  # noqa: E402
 
 __all__ = [
@@ -51,14 +45,14 @@ __all__ = [
     "register_policy",
     "run_policy",
     "SolveStatus",
-    "ExactResult",
-    "BoundResult",
+    "SolveOptions",
+    "Result",
+    "solve",
     "solve_exact",
     "lp_bound",
     "best_bound",
     "export_model",
     "certify",
-    "CertifyResult",
     "TimeModel",
     "register_time_model",
     "to_seconds",

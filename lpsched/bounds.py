@@ -4,7 +4,7 @@
 * :func:`combinatorial_bound` -- the O(n log n) bound of SPEC section 7, extended to arrivals.
 
 Both return integers (rounds). The LP relaxation and the chooser between the bounds, which need a
-solver, are :func:`lpsched.solvers.solve.lp_bound` and :func:`lpsched.certify.bound.best_bound`.
+solver, are :func:`lpsched.certify.lp_bound` and :func:`lpsched.certify.best_bound`.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lpsched.certify import exact_horizon
 from lpsched.formulations import build_model
 from lpsched.io import read_instance
-from lpsched.solvers.solve import exact_horizon
 
 DEFAULT_INSTANCE = Path(__file__).resolve().parent.parent / "instances" / "exact" / "mix10-s1.json"
 RELAX = False

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 
+from lpsched.certify import exact_horizon
 from lpsched.formulations import build_model
 from lpsched.io import read_instance
-from lpsched.solvers.solve import exact_horizon
 
 try:  # loaded by the pyomo command as a plain file, or imported as models.time_indexed_lp
     from time_indexed import DEFAULT_INSTANCE

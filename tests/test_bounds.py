@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lpsched.bounds import combinatorial_bound, trivial_bound
+from lpsched.certify import lp_bound, solve_exact
 from lpsched.instance import Instance
-from lpsched.solvers.solve import lp_bound, solve_exact
 
 # Reference cases (from the project's reference/cases.json): M, s_i, o_i, a_i, optimal TEL.
 REFERENCE = [

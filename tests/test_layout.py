@@ -105,7 +105,7 @@ def test_toy_solver_back_end(monkeypatch, inst_file):
         return highs_mip(mat, **options)  # a toy: delegate, but through the registry
 
     monkeypatch.setitem(solve.SOLVERS, "toy", toy_mip)
-    res = solve.solve_exact(INST, solver="toy", time_limit=30)
+    res = lpsched.solve_exact(INST, solver="toy", time_limit=30)
     assert (res.status, res.objective, res.solver) == (SolveStatus.OPTIMAL, 74, "toy")
     out = CliRunner().invoke(main, ["exact", str(inst_file), "--solver", "toy", "--json"])
     assert out.exit_code == 0, out.output
@@ -185,21 +185,84 @@ def test_the_method_registry_is_its_modules():
     assert [m for m in METHODS.values() if m in built] == built
 
 
-def test_no_module_over_800_lines_and_no_issue_numbers():
-    """The house rules that hold today (issue 32 tightens the rest): every module of the
-    package is at most 800 lines, and none refers to an issue by number (the CHANGELOG does)."""
-    import re
-
+def _modules() -> list[Path]:
     package = Path(lpsched.__file__).parent
     modules = sorted(package.rglob("*.py"))
     assert len(modules) > 100  # the package, not an empty folder
+    return modules
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(Path(lpsched.__file__).parent))
+
+
+def test_no_module_over_800_lines_and_no_issue_numbers():
+    """Every module of the package is at most 800 lines, and none refers to an issue by number
+    (the CHANGELOG does)."""
+    import re
+
+    modules = _modules()
+    long = {_name(p): n for p in modules if (n := len(p.read_text().splitlines())) > 800}
+    assert long == {}
+    numbered = [_name(p) for p in modules if re.search(r"\bissues? #?\d+", p.read_text())]
+    assert numbered == []
+
+
+def _body_lines(fn) -> int:
+    """Lines of a function's body after its docstring."""
+    import ast
+
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            body = body[1:]
+    return 0 if not body else body[-1].end_lineno - body[0].lineno + 1
+
+
+def test_body_lines_count_after_the_docstring():
+    import ast
+
+    fn = ast.parse('def f():\n    """Doc.\n\n    More."""\n    a = 1\n\n    return a\n').body[0]
+    assert _body_lines(fn) == 3
+
+
+def test_no_function_over_100_lines_of_body():
+    """No function (method, nested function) has more than 100 lines after its docstring."""
+    import ast
+
     long = {
-        str(p.relative_to(package)): n
-        for p in modules
-        if (n := len(p.read_text().splitlines())) > 800
+        f"{_name(p)}:{node.name}": n
+        for p in _modules()
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (n := _body_lines(node)) > 100
     }
     assert long == {}
-    numbered = [
-        str(p.relative_to(package)) for p in modules if re.search(r"\bissues? #?\d+", p.read_text())
+
+
+def test_no_private_name_crosses_modules():
+    """No module imports another module's private name (``from .x import _y``): a name two
+    modules share is public, documented where it is defined."""
+    import ast
+
+    crossing = [
+        f"{_name(p)}:{node.lineno} {node.module} {alias.name}"
+        for p in _modules()
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ImportFrom) and (node.level > 0 or "lpsched" in (node.module or ""))
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
-    assert numbered == []
+    assert crossing == []
+
+
+def test_the_layer_contracts_hold():
+    """pyproject.toml's import-linter contracts (the layers of docs/architecture.md, the
+    research wall, no cycle) hold, and none declares an exception (``ignore_imports``)."""
+    import tomllib
+
+    lint = pytest.importorskip("importlinter.cli", reason="import-linter is a dev dependency")
+    root = Path(lpsched.__file__).parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert all("ignore_imports" not in c for c in config["contracts"])
+    assert lint.lint_imports(config_filename=str(root / "pyproject.toml"), no_cache=True) == 0

@@ -10,9 +10,9 @@ import pytest
 from reference.shipped import INSTANCES
 
 from lpsched.bounds import combinatorial_bound
+from lpsched.certify import lp_bound, solve_exact
 from lpsched.io import read_instance
 from lpsched.solvers.result import SolveStatus
-from lpsched.solvers.solve import lp_bound, solve_exact
 
 ROOT = INSTANCES
 EXACT = sorted((ROOT / "exact").glob("*.json"))

@@ -1,33 +1,48 @@
-"""Certified optimality gaps: the best schedule, the best valid lower bound and the gap.
+"""The solve driver and certified optimality gaps: the best schedule, the best valid lower
+bound and the gap.
 
-* :mod:`.run` -- :func:`certify` (``lpsched certify``): anytime, any size;
-* :mod:`.plan` -- the plans as data: size class -> methods and their shares of the budget;
+* :mod:`.driver` -- :func:`solve`, the one driver: the opening steps, then a plan of methods;
+* :mod:`.shortcuts` -- :func:`solve_exact` (``lpsched exact``), :func:`certify` (``lpsched
+  certify``), :func:`best_bound` (``lpsched bound``), :func:`lp_bound`, and the model at the
+  best heuristic schedule's horizon (:func:`exact_horizon`, :func:`solve_lp`,
+  :func:`export_model`);
+* :mod:`.plan` -- the automatic plans as data: size class -> methods and their shares;
 * :mod:`.methods` -- one module per method and the registry :data:`~.methods.METHODS`;
-* :mod:`.method` -- the contract of a method (:class:`~.method.Method`);
-* :mod:`.pricing` -- the pricing problem shared by the LP's column generations;
-* :mod:`.bound` -- :func:`best_bound` (``lpsched bound``): one lower bound in a time limit.
+* :mod:`.method` -- the contract of a method (:class:`~.method.Method`).
 
-``import lpsched`` re-exports :func:`certify` as ``lpsched.certify``, the function (the
-package's modules stay importable by their full names, ``from lpsched.certify.methods import
-METHODS``). Source: ours.
+Every call returns one :class:`~lpsched.solvers.result.Result`. ``import lpsched`` re-exports
+:func:`certify` as ``lpsched.certify``, the function (the package's modules stay importable by
+their full names, ``from lpsched.certify.methods import METHODS``). Source: ours.
 """
 
-from .bound import best_bound, bound_choices
+from .driver import solve
 from .method import Method
 from .methods import METHODS, register_method
 from .plan import PLANS, certify_plan
-from .run import CertifyEvent, CertifyInterrupted, CertifyResult, certify
+from .shortcuts import (
+    best_bound,
+    bound_choices,
+    certify,
+    exact_horizon,
+    export_model,
+    lp_bound,
+    solve_exact,
+    solve_lp,
+)
 
 __all__ = [
+    "solve",
+    "solve_exact",
     "certify",
-    "CertifyResult",
-    "CertifyEvent",
-    "CertifyInterrupted",
+    "best_bound",
+    "bound_choices",
+    "lp_bound",
+    "solve_lp",
+    "exact_horizon",
+    "export_model",
     "certify_plan",
     "PLANS",
     "Method",
     "METHODS",
     "register_method",
-    "best_bound",
-    "bound_choices",
 ]

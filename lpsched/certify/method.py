@@ -1,11 +1,11 @@
 """The contract of a certify method: one :class:`Method`, run on the best schedule so far.
 
 A method improves the upper side (a better schedule), the lower side (a better valid lower
-bound on the optimal TEL) or both. :func:`lpsched.certify.certify` runs the methods of a plan
-(:mod:`lpsched.certify.plan`) one after the other within one wall-clock budget, and
-``lpsched bound --method NAME`` runs one lower-side method alone. Every method is an entry of
-:data:`lpsched.certify.methods.METHODS`; a new one is one module in ``certify/methods/`` and one
-line there (``docs/architecture.md``, "A bound method").
+bound on the optimal TEL) or both. The driver :func:`lpsched.certify.solve` runs the methods of
+a plan (:mod:`lpsched.certify.plan`, or a tuple of names) one after the other within one
+wall-clock budget; ``lpsched bound --method NAME`` runs one lower-side method alone. Every
+method is an entry of :data:`lpsched.certify.methods.METHODS`; a new one is one module in
+``certify/methods/`` and one line there (``docs/architecture.md``, "A bound method").
 
 Source: ours (one home and one signature for every method).
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..instance import Instance
 from ..schedule import Schedule
@@ -55,7 +56,12 @@ class Method:
           better schedule to ``on_incumbent`` and each better valid lower bound (rounds) to
           ``on_bound`` as it finds them, and solver log lines to ``log``.
 
-        It returns nothing: what it found went to the observer. It may raise
+        It returns None, or a dict of facts about its run that the driver adds to the
+        result's ``info`` (``horizon``: the ``T`` of its model, in rounds; ``status``: how
+        it ended, a :class:`~lpsched.solvers.result.SolveStatus` value; the model size; the
+        solver): what it found went to the observer. A method that Ctrl-C stopped returns
+        its facts with ``status`` ``interrupted``, or raises ``KeyboardInterrupt`` after
+        reporting what it found. It may raise
         :class:`~lpsched.solvers.result.LPTooLargeError`, ``ValueError``, ``RuntimeError`` or
         ``MemoryError`` (recorded as the method's failure; the next method runs) and
         ``KeyboardInterrupt`` on Ctrl-C, after reporting what it found.
@@ -74,7 +80,7 @@ class Method:
     name: str
     side: str
     summary: str
-    run: Callable[[Instance, Schedule, SolveOptions, Observer], None]
+    run: Callable[[Instance, Schedule, SolveOptions, Observer], dict[str, Any] | None]
     needs_schedule: bool = True
 
     def __post_init__(self) -> None:

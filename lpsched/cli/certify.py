@@ -63,7 +63,6 @@ def certify(
     when the bound meets the TEL. Ctrl-C or SIGTERM stops it: the best schedule and bound so
     far are printed (and written with -o), exit code 130.
     """
-    from ..certify import CertifyInterrupted
     from ..certify import certify as run_certify
 
     check_output(output, instance)
@@ -77,7 +76,6 @@ def certify(
         lambda inst, progress: run_certify(
             inst, time_limit, threads=threads, seed=seed, progress=progress
         ),
-        CertifyInterrupted,
         output=output,
         as_json=as_json,
         verbose=verbose,

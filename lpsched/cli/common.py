@@ -28,6 +28,7 @@ from ..plugins import PluginError, import_plugins
 from ..policies.registry import PolicySelectionError, check_policy_options, parse_policy
 from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
 from ..schedule import Schedule
+from ..solvers.result import Result, SolveStatus
 from ..timing.model import TimeModel, TimeModelError
 from ..timing.registry import parse_time_model
 
@@ -231,22 +232,22 @@ def interrupted(message: str) -> NoReturn:
 
 def solve_and_report(
     instance: str | None,
-    label: str,
-    call: Callable[[Instance, Any], Any],
-    stopped_by: type[KeyboardInterrupt],
+    command: str,
+    call: Callable[[Instance, Any], Result],
     *,
-    output: str | None,
+    output: str | None = None,
     as_json: bool,
     verbose: bool,
     nothing: str,
-) -> Any:
-    """Load INSTANCE, run a solve with live progress, print its result, write its schedule.
+) -> Result:
+    """The one printer of ``exact``, ``bound`` and ``certify``: load INSTANCE, run
+    ``call(instance, progress)`` (a :class:`~lpsched.solvers.result.Result`) with live progress,
+    print the result in ``command``'s layout (``--json``: its keys,
+    :data:`~lpsched.solvers.result.JSON_KEYS`), write its schedule with ``-o``.
 
-    ``call(instance, progress)`` returns a result with ``schedule``, ``summary()`` and
-    ``to_dict()``; ``stopped_by`` is the exception that carries the best result so far when
-    Ctrl-C or SIGTERM stops it: that result is printed (and written with -o) and the run exits
-    with :data:`EXIT_INTERRUPTED`; ``nothing`` says what was lost when it stops before any
-    result. Returns the result. The one printer of ``exact`` and ``certify``. Source: ours.
+    A result with status ``interrupted`` (Ctrl-C or SIGTERM) is printed and written, then the
+    run exits with :data:`EXIT_INTERRUPTED`; ``nothing`` says what was lost when it stops
+    before any result. Returns the result. Source: ours.
     """
     from ..io import write_schedule
     from ..solvers.progress import cli_progress
@@ -254,22 +255,15 @@ def solve_and_report(
     with signals_as_interrupt():
         try:
             inst = load_instance(instance)
-            stopped = False
-            try:
-                with solver_chatter_to_stderr(), cli_progress(verbose, label) as progress:
-                    res = call(inst, progress)
-            except stopped_by as exc:
-                res, stopped = exc.result, True  # type: ignore[attr-defined]
+            with solver_chatter_to_stderr(), cli_progress(verbose, command) as progress:
+                res = call(inst, progress)
             if output is not None and res.schedule is not None:
                 write_schedule(res.schedule, output)
-            click.echo(
-                json.dumps(res.to_dict())
-                if as_json
-                else res.summary() + schedule_line(res.schedule, output)
-            )
+            line = "" if command == "bound" else schedule_line(res.schedule, output)
+            click.echo(json.dumps(res.to_dict(command)) if as_json else res.summary(command) + line)
         except KeyboardInterrupt:
             interrupted(nothing)
-    if stopped:
+    if res.status is SolveStatus.INTERRUPTED:
         kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
         interrupted(f"reported the best schedule and bound found so far{kept}")
     return res

@@ -10,12 +10,11 @@ from typing import Any
 
 import click
 
-from ..certify import best_bound, bound_choices
+from ..certify import best_bound, bound_choices, export_model, solve_exact
 from ..certify.methods import METHODS
 from ..instance import InstanceError
-from ..solvers.progress import cli_progress
-from ..solvers.result import SolveInterrupted, SolveStatus
-from ..solvers.solve import EXPORT_FORMATS, SOLVERS, export_model, solve_exact
+from ..solvers.result import SolveStatus
+from ..solvers.solve import EXPORT_FORMATS, SOLVERS
 from .common import (
     RegistryChoice,
     bad_input,
@@ -87,7 +86,6 @@ def exact(
             max_nonzeros=max_nonzeros,
             progress=progress,
         ),
-        SolveInterrupted,
         output=output,
         as_json=as_json,
         verbose=verbose,
@@ -152,23 +150,18 @@ def bound(
     verbose: bool,
 ) -> None:
     """A lower bound on the optimal TEL of INSTANCE (default: the shipped default instance)."""
-    with signals_as_interrupt():
+
+    def call(inst, progress):
         try:
-            inst = load_instance(instance)
-            try:
-                with solver_chatter_to_stderr(), cli_progress(verbose, "bound") as progress:
-                    res = best_bound(
-                        inst,
-                        time_limit,
-                        method=method,
-                        max_nonzeros=max_nonzeros,
-                        progress=progress,
-                    )
-            except RuntimeError as exc:  # the LP was not solved within the time limit
-                raise InstanceError(f"{instance or 'default'}: {exc}") from None
-            click.echo(json.dumps(res.to_dict()) if as_json else res.summary())
-        except KeyboardInterrupt:
-            interrupted("no bound computed")
+            return best_bound(
+                inst, time_limit, method=method, max_nonzeros=max_nonzeros, progress=progress
+            )
+        except RuntimeError as exc:  # the LP was not solved within the time limit
+            raise InstanceError(f"{instance or 'default'}: {exc}") from None
+
+    solve_and_report(
+        instance, "bound", call, as_json=as_json, verbose=verbose, nothing="no bound computed"
+    )
 
 
 @click.command()

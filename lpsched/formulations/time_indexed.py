@@ -55,6 +55,7 @@ __all__ = [
     "add_memory",
     "add_objective",
     "matrix_size",
+    "units_of",
     "starts_from_pyomo",
 ]
 
@@ -210,7 +211,10 @@ class TimeIndexedMatrix:
         return out
 
 
-def _units(instance: Instance, aggregate: bool) -> list[np.ndarray]:
+def units_of(instance: Instance, aggregate: bool) -> list[np.ndarray]:
+    """The classes of identical requests (same ``s_i``, ``o_i``, ``a_i``), in order of their
+    first member: a list of int64 arrays of request indices (one request each without
+    ``aggregate``). Source: ours."""
     n = instance.n
     if not aggregate:
         return [np.array([i], dtype=np.int64) for i in range(n)]
@@ -225,7 +229,7 @@ def matrix_size(instance: Instance, horizon: int, slack: int | None = None) -> t
     """``(columns, non-zeros)`` of the time-indexed model without building it (O(n)).
 
     Used to decide whether the LP relaxation is affordable
-    (:func:`lpsched.certify.bound.best_bound`). Source: ours.
+    (:func:`lpsched.certify.best_bound`). Source: ours.
     """
     lo, hi = start_windows(instance, horizon, slack)
     width = hi - lo + 1
@@ -267,7 +271,7 @@ def time_indexed_matrix(
     vectorised build and the aggregation are ours.
     """
     T, slack = resolve_horizon(instance, horizon, slack)
-    members = _units(instance, aggregate)
+    members = units_of(instance, aggregate)
     first = np.array([int(m[0]) for m in members], dtype=np.int64)
     count = np.array([m.size for m in members], dtype=np.int64)
     lo_r, hi_r = start_windows(instance, T, slack)
@@ -435,7 +439,7 @@ def build_model(
         ``min(T1, T2)`` with the start windows of the waiting slack. An int ``T`` gives the
         plain windows ``K_i = {a_i .. T - o_i}`` (unless ``slack`` is given); this builder does
         not check that ``T`` is large enough to hold an optimal schedule
-        (:func:`lpsched.solvers.solve.exact_horizon` does).
+        (:func:`lpsched.certify.exact_horizon` does).
     relax : bool, default False
         ``x`` in ``[0, 1]`` instead of binary: the LP relaxation of the same model.
     slack : int, optional

@@ -29,7 +29,9 @@ __all__ = [
     "LIST_ORDERS",
     "SCHEDULE_POLICIES",
     "HEURISTICS",
+    "SEED_POLICIES",
     "best_heuristic",
+    "list_policy_starts",
     "improve_schedule",
     "adjacent_swaps",
 ]
@@ -49,6 +51,9 @@ SCHEDULE_POLICIES: dict[str, Callable[[Instance], Schedule]] = {"svf": svf, "gba
 #: others once. At n = 2000 on the default instance ``volume`` wins (5,955,219 against
 #: Sorted-F's 6,362,535); the seven cost about 1 s there.
 HEURISTICS: tuple[str, ...] = ("fcfs", "mcsf", "size", "sorted-f", "volume", "svf", "gba-d")
+#: List policies whose schedules are the first columns of the LP's column generations
+#: (:func:`list_policy_starts`; ``seed_policies`` of the certify methods and Sorted-LP).
+SEED_POLICIES: tuple[str, ...] = ("fcfs", "mcsf", "size", "sorted-f")
 
 
 def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> Schedule:
@@ -102,6 +107,45 @@ def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> 
     best.check()
     best.info["heuristic"] = best.policy
     return best
+
+
+def list_policy_starts(
+    instance: Instance, policies: Sequence[str] = SEED_POLICIES
+) -> list[np.ndarray]:
+    """The starts of each list policy of ``policies``, strict and with backfill.
+
+    Parameters
+    ----------
+    instance : Instance
+    policies : sequence of str
+        Names of :data:`LIST_ORDERS` (default :data:`SEED_POLICIES`).
+
+    Returns
+    -------
+    list of ndarray of int, each shape (n,)
+        Start rounds, two per policy (strict, then ``+backfill``), in the order given: the
+        ``seeds`` of :func:`lpsched.solvers.colgen.colgen_lp` and
+        :func:`lpsched.solvers.aggregated.aggregated_lp`.
+
+    Raises
+    ------
+    ValueError
+        A name that is not in :data:`LIST_ORDERS` (checked before any work).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    unknown = [p for p in policies if p not in LIST_ORDERS]
+    if unknown:
+        raise ValueError(
+            f"unknown seed policy {unknown[0]!r}; choose from {', '.join(LIST_ORDERS)}"
+        )
+    return [
+        execute(instance, LIST_ORDERS[name](instance), backfill=backfill).start
+        for name in policies
+        for backfill in (False, True)
+    ]
 
 
 def improve_schedule(

@@ -7,10 +7,11 @@ value, then by ``o_i``, then by index; the executor runs the list.
 Two LPs (option ``lp``):
 
 * ``"full"`` -- the round-indexed LP, built as a sparse matrix and solved by HiGHS directly
-  (:func:`lpsched.solvers.solve.solve_lp`); instances whose LP exceeds ``max_nonzeros`` are
-  refused with :class:`lpsched.solvers.result.LPTooLargeError`;
+  (:func:`lpsched.solvers.solve.solve_relaxation` from the best list schedule); instances
+  whose LP exceeds ``max_nonzeros`` are refused with
+  :class:`lpsched.solvers.result.LPTooLargeError`;
 * ``"aggregated"`` -- the LP over windows of rounds refined where the memory overflows
-  (:func:`lpsched.certify.methods.aggregated.aggregated_lp_bound`), stopped after
+  (:func:`lpsched.solvers.aggregated.aggregated_lp`), stopped after
   ``max_iterations`` master solves on one HiGHS thread: a deterministic work limit, so the
   list is a function of the instance, never of the machine's speed. Its solution is the
   master's, an approximation of the LP's when the refinement has not converged;
@@ -37,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from ..certify.methods.aggregated import aggregated_lp_bound
 from ..instance import Instance
+from ..solvers.aggregated import aggregated_lp
 from ..solvers.options import check_max_nonzeros
 from ..solvers.result import LPTooLargeError
-from ..solvers.solve import solve_lp
-from .local_search import adjacent_swaps
+from ..solvers.solve import solve_relaxation
+from .local_search import adjacent_swaps, best_heuristic, list_policy_starts
 
 __all__ = [
     "LP_KINDS",
@@ -140,12 +141,19 @@ def lp_completion_times(
     limit = check_max_nonzeros(max_nonzeros)
     if lp != "aggregated":
         try:
-            return solve_lp(instance, horizon, max_nonzeros=limit).fractional_completion()
+            sol = solve_relaxation(instance, best_heuristic(instance), horizon, max_nonzeros=limit)
+            return sol.fractional_completion()
         except LPTooLargeError:
             if lp == "full":
                 raise
-    res = aggregated_lp_bound(
-        instance, horizon=horizon, time_limit=None, threads=1, max_iterations=int(max_iterations)
+    res = aggregated_lp(
+        instance,
+        best_heuristic(instance),
+        seeds=list_policy_starts(instance),
+        horizon=horizon,
+        time_limit=None,
+        threads=1,
+        max_iterations=int(max_iterations),
     )
     return np.asarray(res.info["mean_start"], dtype=np.float64) + instance.decode
 

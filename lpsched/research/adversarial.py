@@ -180,7 +180,7 @@ def adversarial_search(
     Moves: change one ``s_i`` or ``o_i`` by ``+-1, 2, 3`` or ``M/4``; copy one request onto
     another; change ``M`` (shrinking requests that no longer fit). The policy's TEL comes from
     the registry (Sorted-F with its exact ``dp`` Phase 1 at these sizes), the optimum from
-    :func:`lpsched.solvers.solve.solve_exact`. Source: ours.
+    :func:`lpsched.certify.solve_exact`. Source: ours.
     """
     parse_policy(policy)  # KeyError naming the registered policies
     if steps < 0 or restarts < 1:

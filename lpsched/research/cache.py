@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 
+from ..certify import solve_exact
 from ..instance import Instance
-from ..solvers.solve import solve_exact
 
 __all__ = ["OptimumCache"]
 
@@ -28,7 +28,7 @@ class OptimumCache:
     Parameters
     ----------
     solver : {"highs", "cpsat"}
-        Back end of :func:`~lpsched.solvers.solve.solve_exact`.
+        Back end of :func:`~lpsched.certify.solve_exact`.
     time_limit : float
         Seconds per solve.
     threads : int, optional
@@ -58,7 +58,7 @@ class OptimumCache:
         t0 = time.perf_counter()
         res = solve_exact(
             instance, solver=self.solver, time_limit=self.time_limit, threads=self.threads
-        )
+        ).check_interrupted()
         self.seconds += time.perf_counter() - t0
         self.solves += 1
         if res.objective is None:

@@ -105,6 +105,7 @@ from typing import Any
 
 import numpy as np
 
+from ..certify import exact_horizon
 from ..formulations.horizon import Horizon, tight_horizon
 from ..formulations.time_indexed import TimeIndexedMatrix, resolve_horizon, time_indexed_matrix
 from ..instance import Instance
@@ -117,8 +118,7 @@ from ..solvers.options import (
     check_time_limit,
     shift_arrivals,
 )
-from ..solvers.result import BoundResult
-from ..solvers.solve import exact_horizon
+from ..solvers.result import Result
 from .window_pricing import _group_knapsack as _group_knapsack  # tests import it from here
 from .window_pricing import _Pricer, _set_time_limit, _Windows
 
@@ -397,7 +397,7 @@ def _lp_duals(mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadli
     return mu
 
 
-def _lift(start: BoundResult, mat: TimeIndexedMatrix, win: _Windows) -> np.ndarray:
+def _lift(start: Result, mat: TimeIndexedMatrix, win: _Windows) -> np.ndarray:
     """The multipliers of ``start`` (windows of ``W'``) summed into the windows of ``win``:
     ``mu_{w,i,k} = sum_{w' in w} mu'_{w',i,k}``, so that ``L_W(mu) >= L_W'(mu')`` (the
     assignment term is the same, and a configuration of ``w`` restricts to one of each
@@ -447,12 +447,12 @@ def window_configuration_bound(
     time_limit: float | None = None,
     threads: int | None = None,
     box: float = BOX,
-    start: BoundResult | None = None,
+    start: Result | None = None,
     arc_flow: bool = True,
     lp_solver: str = "ipm",
     upper: bool = False,
     max_nonzeros: int | None = None,
-) -> BoundResult:
+) -> Result:
     """Lower bound on the optimal TEL from the configuration relaxation over windows of ``W``
     rounds (module docstring: definition, validity, solution method).
 
@@ -478,7 +478,7 @@ def window_configuration_bound(
         HiGHS threads.
     box : float, default BOX
         Initial half-width of the dual box step (rounds), ``> 0``.
-    start : BoundResult, optional
+    start : Result, optional
         A result of this function for the same instance and horizon at a ``W'`` dividing
         ``W``: its multipliers, lifted to ``W`` (``mu_{w,i,k} = sum`` over the sub-windows),
         give ``L >= start.bound`` from the first iteration (module docstring, nesting).
@@ -500,7 +500,7 @@ def window_configuration_bound(
 
     Returns
     -------
-    BoundResult
+    Result
         ``method = f"window-configuration-W{W}"``, ``bound`` the best Lagrangian bound
         (rounds, unrounded), ``horizon = T``; ``info``: ``iterations`` (pricing rounds),
         ``columns`` (configurations generated), ``converged``, ``master_value`` (the last
@@ -664,7 +664,7 @@ def window_configuration_bound(
         "slack": slack,
         "multipliers": centre,
     }
-    return BoundResult(
+    return Result.of_bound(
         method=method,
         bound=best,
         runtime_s=time.perf_counter() - t0,

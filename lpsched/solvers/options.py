@@ -33,8 +33,8 @@ rounds of the shifted axis (rounds after the earliest arrival).
 The options are checked before any work: ``time_limit`` None or a finite number of seconds
 ``> 0``, ``mip_gap`` a finite number in ``[0, 1]``, ``threads`` None or a positive integer
 (:class:`ValueError` naming the option and its range). ``time_limit`` covers the whole call.
-Ctrl-C stops a running solver and :func:`solve_exact` raises
-:class:`~lpsched.solvers.result.SolveInterrupted` with the best schedule and bound so far.
+Ctrl-C stops a running solver and the solve returns
+a result with status ``interrupted``, the best schedule and bound so far.
 
 Arrivals may start anywhere: the solvers work on the time axis shifted by the earliest arrival
 (:func:`shift_arrivals`), which changes no TEL and no bound (SPEC section 9).
@@ -48,7 +48,8 @@ import dataclasses
 import math
 import numbers
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..bounds import combinatorial_bound
@@ -328,6 +329,12 @@ class SolveOptions:
     max_nonzeros : int or None
         Size limit of a model (constraint-matrix non-zeros); None: the call's default (the
         table of the module docstring).
+    local_search : int, default 0
+        Moves of the list local search in the driver's opening
+        (:func:`lpsched.certify.solve`; ``lpsched exact`` makes 4,000).
+    method_options : dict, default {}
+        Keyword options per method of the driver's plan, by method name (``{"mip":
+        {"solver": "cpsat"}}``); each method says which it takes.
 
     Raises
     ------
@@ -341,6 +348,8 @@ class SolveOptions:
     mip_gap: float = 0.0
     seed: int = 0
     max_nonzeros: int | None = None
+    local_search: int = 0
+    method_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "time_limit", check_time_limit(self.time_limit))
@@ -355,6 +364,14 @@ class SolveOptions:
         object.__setattr__(self, "seed", int(self.seed))
         if self.max_nonzeros is not None:
             object.__setattr__(self, "max_nonzeros", check_max_nonzeros(self.max_nonzeros))
+        if (
+            isinstance(self.local_search, bool)
+            or not isinstance(self.local_search, numbers.Integral)
+            or self.local_search < 0
+        ):
+            raise ValueError(
+                f"local_search must be a non-negative integer (moves), got {self.local_search!r}"
+            )
 
     def replace(self, **changes: Any) -> SolveOptions:
         """A copy with ``changes`` (checked again)."""

@@ -1,10 +1,11 @@
-"""Solver-independent results: statuses, exact results, bounds, and the mapping to them.
+"""Solver-independent results: the one status, the one result, and the mapping to them.
 
-Every back end returns an :class:`Answer`; :func:`exact_result` checks the schedule and decides
-the status, so the rule "``optimal`` only when proven" lives in one place. Every back end runs
-its solver through :func:`run_interruptible`, so that Ctrl-C (or SIGTERM in the command line)
-stops the solver and keeps what it found (:class:`SolveInterrupted`).
-Source: ours; the result objects follow PyJobShop's and PyVRP's (``to_dict``, ``summary``).
+Every solve returns a :class:`Result` with a :class:`SolveStatus`. Every MIP back end returns
+an :class:`Answer`; :func:`exact_result` checks its schedule and decides the status, so the rule
+"``optimal`` only when proven" lives in one place. Every back end runs its solver through
+:func:`run_interruptible`, so that Ctrl-C (or SIGTERM in the command line) stops the solver
+and keeps what it found (a result with status ``interrupted``).
+Source: ours; the result object follows PyJobShop's and PyVRP's (``to_dict``, ``summary``).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from ..schedule import Schedule
 __all__ = [
     "SolveStatus",
     "LPTooLargeError",
-    "SolveInterrupted",
-    "ExactResult",
-    "BoundResult",
+    "Event",
+    "JSON_KEYS",
+    "Result",
     "LPSolution",
     "Answer",
     "exact_result",
@@ -43,21 +44,23 @@ _T = TypeVar("_T")
 
 
 class SolveStatus(str, Enum):
-    """The status of every result: :func:`~lpsched.solvers.solve.solve_exact`
-    (``lpsched exact --json``), :func:`lpsched.certify.certify` and the certify methods.
+    """The status of every :class:`Result` (``lpsched exact``, ``bound`` and ``certify
+    --json``).
 
     ``optimal``: proven (by the solver, or by a bound that meets the TEL).
-    ``gap``: a feasible schedule and a valid lower bound below its TEL (certify).
+    ``gap``: a feasible schedule and a valid lower bound below its TEL (the automatic plan).
+    ``bound``: a valid lower bound alone, no schedule (``lpsched bound``).
     ``feasible``: a schedule without proof (a gap stop, a certify method).
     ``infeasible``: the model has no solution (cannot happen at a valid horizon).
     ``time-limit``: stopped by the time limit (objective and bound, if any, still reported).
-    ``interrupted``: stopped by Ctrl-C or SIGTERM (:class:`SolveInterrupted`); the best schedule
-    and bound found so far are reported.
+    ``interrupted``: stopped by Ctrl-C or SIGTERM; the best schedule and bound found so far are
+    reported.
     ``error``: the solver failed, or its answer did not pass the schedule check.
     """
 
     OPTIMAL = "optimal"
     GAP = "gap"
+    BOUND = "bound"
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     TIME_LIMIT = "time-limit"
@@ -74,146 +77,244 @@ class LPTooLargeError(ValueError):
     Source: ours."""
 
 
-class SolveInterrupted(KeyboardInterrupt):
-    """Ctrl-C (or SIGTERM in the command line) stopped :func:`~lpsched.solvers.solve.solve_exact`.
-
-    A ``KeyboardInterrupt``, so a loop or a sweep around the solve stops as on any Ctrl-C; the
-    solver has been stopped and ``result`` holds what was found so far (status ``interrupted``:
-    the best checked schedule, or None before the heuristic finished, and the best proven bound).
+@dataclass(frozen=True)
+class Event:
+    """One improvement: ``method`` made ``side`` better, reaching ``value`` at ``time_s``.
 
     Attributes
     ----------
-    result : ExactResult
-        Source: ours.
+    time_s : float
+        Seconds since the solve started.
+    side : {"upper", "lower"}
+        ``upper``: a better feasible schedule (``value`` its TEL); ``lower``: a better valid
+        lower bound on the optimal TEL (``value`` the bound). Rounds.
+    method : str
+        The method that found it (a list policy's name, ``local-search``, ``lns``,
+        ``cpsat-intervals``, ``mip``, ``combinatorial``, ``lp-colgen``, ...).
+    value : float
+        Rounds.
+
+    Notes
+    -----
+    Source: ours.
     """
 
-    def __init__(self, result: ExactResult) -> None:
-        super().__init__(f"interrupted: {result.to_dict()}")
-        self.result = result
+    time_s: float
+    side: str
+    method: str
+    value: float
 
-    def __reduce__(self):  # picklable (sent back by a worker process)
-        return (type(self), (self.result,))
+    def to_dict(self) -> dict[str, Any]:
+        """``{"time_s", "side", "method", "value"}``."""
+        return {
+            "time_s": float(self.time_s),
+            "side": self.side,
+            "method": self.method,
+            "value": float(self.value),
+        }
+
+
+#: The keys of ``--json`` of each command (``docs/architecture.md``); ``method`` of ``bound``
+#: is :attr:`Result.bound_method`.
+JSON_KEYS: dict[str, tuple[str, ...]] = {
+    "exact": ("status", "objective", "bound", "gap", "runtime_s", "horizon", "solver"),
+    "bound": ("method", "bound", "runtime_s", "horizon"),
+    "certify": ("status", "objective", "bound", "bound_method", "gap", "runtime_s"),
+}
 
 
 @dataclass
-class ExactResult:
-    """Result of :func:`~lpsched.solvers.solve.solve_exact`.
+class Result:
+    """What a solve proved about an instance: the one result of :func:`lpsched.solve`, its
+    shortcuts (:func:`lpsched.solve_exact`, :func:`lpsched.certify`, :func:`lpsched.best_bound`,
+    :func:`lpsched.lp_bound`) and the solvers of :mod:`lpsched.solvers`.
 
     Attributes
     ----------
     status : SolveStatus
+        ``optimal`` only when proven.
     objective : int or None
-        TEL of ``schedule`` (rounds), None if no schedule is known.
+        TEL of ``schedule`` (rounds); None without a schedule.
     bound : float
-        Best proven lower bound on the optimal TEL (rounds): the solver's dual bound rounded
-        up (TEL is an integer), never below the combinatorial bound (SPEC section 7, itself at
-        least ``sum o_i``).
+        The best valid lower bound on the optimal TEL (rounds); equal to ``objective`` when
+        optimal.
     gap : float or None
-        ``(objective - bound) / objective``; 0 when optimal; None without objective.
-    runtime_s : float
-        Total wall time (seconds): heuristic, horizon, model build and solve.
-    build_s, solve_s : float
-        Model build (heuristic and horizon included) and solver time, seconds.
-    horizon : int
-        ``T`` in rounds.
-    solver : str
-        ``"highs"`` or ``"cpsat"``.
+        ``(objective - bound) / objective``, 0 when optimal; None without a schedule.
     schedule : Schedule or None
-        The best schedule found (checked feasible).
+        The best schedule found, checked feasible.
+    bound_method : str
+        The method that proved ``bound`` (``combinatorial``, ``lp``, ``mip``, ...).
+    upper_method : str or None
+        The method that found ``schedule``.
+    runtime_s : float
+        Wall time, seconds.
+    horizon : int or None
+        ``T`` (rounds) of the time-indexed model behind the bound, None when none was built.
+    log : list of Event
+        Every improvement of either side, in time order.
     info : dict
-        Model size (``columns``, ``rows``, ``nonzeros``), ``heuristic_tel``, ``T1``, ``T2``,
-        solver status text, ``incumbent`` (``"solver"`` or ``"heuristic"``), messages.
+        Facts of the methods run (model size, ``T1``, ``T2``, ``solver``, ``build_s``,
+        ``solve_s``, ``methods``: the outcome of each, ``plan``, ``interrupted``, ...).
+
+    Notes
+    -----
+    Source: ours; PyJobShop's ``Result(objective, lower_bound, status, runtime, best)`` and
+    PyVRP's ``Result.summary()``.
     """
 
     status: SolveStatus
     objective: int | None
     bound: float
-    gap: float | None
-    runtime_s: float
-    build_s: float
-    solve_s: float
-    horizon: int
-    solver: str
-    schedule: Schedule | None
+    gap: float | None = None
+    schedule: Schedule | None = None
+    bound_method: str = ""
+    upper_method: str | None = None
+    runtime_s: float = 0.0
+    horizon: int | None = None
+    log: list[Event] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``exact`` JSON object of ``docs/architecture.md``: status, objective, bound, gap,
-        runtime_s, horizon, solver."""
-        return {
-            "status": str(self.status),
-            "objective": self.objective,
-            "bound": float(self.bound),
-            "gap": self.gap,
-            "runtime_s": float(self.runtime_s),
-            "horizon": int(self.horizon),
-            "solver": self.solver,
-        }
+    @property
+    def method(self) -> str:
+        """:attr:`bound_method` (the key ``method`` of ``lpsched bound --json``)."""
+        return self.bound_method
 
-    def summary(self) -> str:
-        """One readable paragraph: status, TEL, bound, gap, times, model size."""
+    @property
+    def solver(self) -> str | None:
+        """The MIP back end that ran (``info["solver"]``), None without a MIP."""
+        return self.info.get("solver")
+
+    @property
+    def build_s(self) -> float:
+        """Seconds of the MIP's model build (``info["build_s"]``), 0 without one."""
+        return float(self.info.get("build_s", 0.0))
+
+    @property
+    def solve_s(self) -> float:
+        """Seconds of the MIP solver's run (``info["solve_s"]``), 0 without one."""
+        return float(self.info.get("solve_s", 0.0))
+
+    @classmethod
+    def of_bound(
+        cls,
+        method: str,
+        bound: float,
+        runtime_s: float,
+        horizon: int | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> Result:
+        """A lower bound alone (status ``bound``, no schedule), proved by ``method``."""
+        return cls(
+            status=SolveStatus.BOUND,
+            objective=None,
+            bound=float(bound),
+            bound_method=method,
+            runtime_s=runtime_s,
+            horizon=horizon,
+            info={} if info is None else info,
+        )
+
+    def to_dict(self, command: str | None = None) -> dict[str, Any]:
+        """The result as JSON values: every key, or those of ``command``'s ``--json``
+        (:data:`JSON_KEYS`: ``exact``, ``bound``, ``certify``)."""
+        full = {
+            "status": str(self.status),
+            "objective": None if self.objective is None else int(self.objective),
+            "bound": float(self.bound),
+            "bound_method": self.bound_method,
+            "method": self.bound_method,
+            "upper_method": self.upper_method,
+            "gap": None if self.gap is None else float(self.gap),
+            "runtime_s": float(self.runtime_s),
+            "horizon": None if self.horizon is None else int(self.horizon),
+            "solver": self.info.get("solver"),
+        }
+        if command is None:
+            del full["method"]
+            return full
+        return {key: full[key] for key in JSON_KEYS[command]}
+
+    def check_interrupted(self) -> Result:
+        """Raise ``KeyboardInterrupt`` when Ctrl-C stopped the solve (status ``interrupted``),
+        so that a loop or a sweep around it stops too; otherwise return the result."""
+        if self.status is SolveStatus.INTERRUPTED:
+            raise KeyboardInterrupt("interrupted")
+        return self
+
+    def summary(self, command: str = "certify") -> str:
+        """A readable report in the layout of ``lpsched COMMAND`` (``exact``: the model and
+        its times; ``bound``: one line; ``certify``: the methods and the log)."""
+        if command == "bound":
+            return self._bound_line()
+        if command == "exact":
+            return self._exact_summary()
+        return self._certify_summary()
+
+    def _bound_line(self) -> str:
+        why = f"; {self.info['reason']}" if "reason" in self.info else ""
+        hz = "" if self.horizon is None else f" at horizon T = {self.horizon}"
+        value = _rounds(self.bound, ",.6f")
+        return f"{self.bound_method} lower bound {value}{hz} ({self.runtime_s:.2f} s{why})"
+
+    def _exact_summary(self) -> str:
+        gap = "-" if self.gap is None else f"{100 * self.gap:.2f}%"
+        info = self.info
+        return "\n".join(
+            [
+                f"status      {self.status}  ({info.get('solver')})",
+                f"TEL         {self.objective}",
+                f"bound       {self.bound:g}   gap {gap}",
+                f"horizon     T = {self.horizon}  (T1 = {info.get('T1')}, T2 = {info.get('T2')})",
+                f"heuristic   TEL {info.get('heuristic_tel')} ({info.get('heuristic', '-')})",
+                f"model       {info.get('columns')} columns, {info.get('rows')} rows, "
+                f"{info.get('nonzeros')} non-zeros",
+                f"time        {self.runtime_s:.2f} s (build {info.get('build_s', 0.0):.2f} s, "
+                f"solve {info.get('solve_s', 0.0):.2f} s)",
+            ]
+        )
+
+    def _certify_summary(self) -> str:
+        tel = "-" if self.objective is None else f"{self.objective:,}"
         gap = "-" if self.gap is None else f"{100 * self.gap:.2f}%"
         lines = [
-            f"status      {self.status}  ({self.solver})",
-            f"TEL         {self.objective}",
-            f"bound       {self.bound:g}   gap {gap}",
-            f"horizon     T = {self.horizon}  (T1 = {self.info.get('T1')}, "
-            f"T2 = {self.info.get('T2')})",
-            f"heuristic   TEL {self.info.get('heuristic_tel')} ({self.info.get('heuristic', '-')})",
-            f"model       {self.info.get('columns')} columns, {self.info.get('rows')} rows, "
-            f"{self.info.get('nonzeros')} non-zeros",
-            f"time        {self.runtime_s:.2f} s (build {self.build_s:.2f} s, "
-            f"solve {self.solve_s:.2f} s)",
+            f"status      {self.status}",
+            f"TEL         {tel}   ({self.upper_method})",
+            f"bound       {_rounds(self.bound)}   ({self.bound_method})",
+            f"gap         {gap}",
+            f"runtime     {self.runtime_s:.1f} s   plan {self.info.get('plan', {}).get('size')}",
+            "improvements (consecutive ones by one method on one side shown as their last):",
         ]
+        for e, count in _runs(self.log):
+            more = f"  ({count} steps)" if count > 1 else ""
+            lines.append(
+                f"  {e.time_s:8.2f} s  {e.side:5}  {e.method:20}  {_rounds(e.value)}{more}"
+            )
+        for name, outcome in self.info.get("methods", {}).items():
+            if not outcome.startswith("done"):
+                lines.append(f"  {name}: {outcome}")
         return "\n".join(lines)
 
 
-@dataclass
-class BoundResult:
-    """A lower bound on the optimal TEL (:func:`~lpsched.certify.bound.best_bound`).
+def _rounds(value: float, fractional: str = ",.2f") -> str:
+    """A TEL or bound for reading: ``19,294,305`` or ``17,288.59``."""
+    return f"{int(value):,}" if float(value).is_integer() else format(value, fractional)
 
-    Attributes
-    ----------
-    method : str
-        ``"lp"``, ``"combinatorial"``, or the certify method that gave it (a name of
-        :data:`lpsched.certify.methods.METHODS`).
-    bound : float
-        The lower bound (rounds). The LP value is reported unrounded.
-    runtime_s : float
-        Wall time (seconds), build included.
-    horizon : int or None
-        ``T`` of the LP (rounds); None for the combinatorial bounds.
-    info : dict
-        ``build_s``, ``solve_s``, model size, why a method was chosen.
-    """
 
-    method: str
-    bound: float
-    runtime_s: float
-    horizon: int | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``bound`` JSON object of ``docs/architecture.md``: method, bound, runtime_s,
-        horizon."""
-        return {
-            "method": self.method,
-            "bound": float(self.bound),
-            "runtime_s": float(self.runtime_s),
-            "horizon": None if self.horizon is None else int(self.horizon),
-        }
-
-    def summary(self) -> str:
-        """One readable line: method, value, horizon and time (and why, when chosen)."""
-        why = f"; {self.info['reason']}" if "reason" in self.info else ""
-        hz = "" if self.horizon is None else f" at horizon T = {self.horizon}"
-        value = f"{int(self.bound):,}" if float(self.bound).is_integer() else f"{self.bound:,.6f}"
-        return f"{self.method} lower bound {value}{hz} ({self.runtime_s:.2f} s{why})"
+def _runs(log: list[Event]) -> list[tuple[Event, int]]:
+    """The last event of each run of consecutive events of one method on one side, and the
+    run's length."""
+    runs: list[tuple[Event, int]] = []
+    for e in log:
+        if runs and (runs[-1][0].side, runs[-1][0].method) == (e.side, e.method):
+            runs[-1] = (e, runs[-1][1] + 1)
+        else:
+            runs.append((e, 1))
+    return runs
 
 
 @dataclass
 class LPSolution:
-    """An optimal solution of the LP relaxation (:func:`~lpsched.solvers.solve.solve_lp`).
+    """An optimal solution of the LP relaxation (:func:`~lpsched.solvers.solve.solve_relaxation`).
 
     Attributes
     ----------
@@ -253,7 +354,7 @@ class Answer:
     """What a back end reports after a MIP run, in solver-neutral terms.
 
     Every back end (:mod:`.highs`, :mod:`.cpsat`, :mod:`.pyomo`) maps its own status codes to
-    this; :func:`exact_result` turns it into an :class:`ExactResult`.
+    this; :func:`exact_result` turns it into a :class:`Result`.
 
     Attributes
     ----------
@@ -334,8 +435,8 @@ def exact_result(
     build_s: float,
     solve_s: float,
     info: dict[str, Any],
-) -> ExactResult:
-    """The :class:`ExactResult` of a back end's :class:`Answer`, checking every schedule.
+) -> Result:
+    """The :class:`Result` of a back end's :class:`Answer`, checking every schedule.
 
     Parameters
     ----------
@@ -356,12 +457,14 @@ def exact_result(
 
     Returns
     -------
-    ExactResult
-        ``optimal`` only when the best schedule's TEL meets the proven bound (the solver's
-        dual bound rounded up, never below the combinatorial bound); ``error`` when the
-        solver failed, its schedule fails the feasibility check, or its bound exceeds a
-        feasible TEL; otherwise ``interrupted`` when Ctrl-C stopped the run (even at a zero
-        gap: the status says how the run ended, the gap how good its schedule is).
+    Result
+        ``bound_method`` and ``upper_method`` are ``"mip"``; ``info`` has ``solver``,
+        ``build_s`` and ``solve_s``. ``optimal`` only when the best schedule's TEL meets the
+        proven bound (the solver's dual bound rounded up, never below the combinatorial
+        bound); ``error`` when the solver failed, its schedule fails the feasibility check, or
+        its bound exceeds a feasible TEL; otherwise ``interrupted`` when Ctrl-C stopped the
+        run (even at a zero gap: the status says how the run ended, the gap how good its
+        schedule is).
 
     Notes
     -----
@@ -412,17 +515,17 @@ def exact_result(
     )
     if sched is not None:
         sched.info.update(status=str(status), bound=bound)
-    return ExactResult(
+    info.update(solver=solver, build_s=build_s, solve_s=solve_s)
+    return Result(
         status=status,
         objective=objective,
         bound=bound,
         gap=gap,
-        runtime_s=time.perf_counter() - t0,
-        build_s=build_s,
-        solve_s=solve_s,
-        horizon=hz.T,
-        solver=solver,
         schedule=sched,
+        bound_method="mip",
+        upper_method=None if sched is None else "mip",
+        runtime_s=time.perf_counter() - t0,
+        horizon=hz.T,
         info=info,
     )
 

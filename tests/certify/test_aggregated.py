@@ -14,24 +14,18 @@ from reference.brute_force import REFERENCE, brute_force_tel, ref_instance, tiny
 from reference.shipped import EXACT as EXACT_DIR
 from reference.shipped import MIX10, MIX10_OPT
 
-from lpsched.certify import certify
+from lpsched.certify import certify, lp_bound
 from lpsched.certify.methods import METHODS
-from lpsched.certify.methods.aggregated import (
-    _memory_of,
-    aggregated_lp_bound,
-    lp_order_schedule,
-    split_violated,
-    window_coefficients,
-)
-from lpsched.certify.pricing import memory_use
+from lpsched.certify.methods.aggregated import aggregated_lp_bound, lp_order_schedule
 from lpsched.generators.small import paper_scaled, scaled_mix
 from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import Schedule
+from lpsched.solvers.aggregated import _memory_of, split_violated, window_coefficients
 from lpsched.solvers.options import SolveOptions
+from lpsched.solvers.pricing import memory_use
 from lpsched.solvers.progress import Observer
-from lpsched.solvers.solve import lp_bound
 
 EXACT = sorted(EXACT_DIR.glob("*.json"))
 REL = 1e-6

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from lpsched.bounds import combinatorial_bound
-from lpsched.certify import best_bound
+from lpsched.certify import best_bound, lp_bound
 from lpsched.instance import Instance
-from lpsched.solvers.solve import lp_bound
 
 
 def test_best_bound_uses_lp_when_small():

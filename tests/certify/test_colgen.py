@@ -11,16 +11,17 @@ from hypothesis import strategies as st
 from reference.brute_force import brute_force_tel, tiny_instances
 from reference.shipped import EXACT as EXACT_DIR
 
-from lpsched.certify.methods.colgen import _second_differences, colgen_lp_bound
-from lpsched.certify.pricing import compress_idle, memory_use, price_starts
+from lpsched.certify import lp_bound
+from lpsched.certify.methods.colgen import colgen_lp_bound
 from lpsched.formulations.horizon import horizon_t1
 from lpsched.generators.small import scaled_mix
 from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.schedule import Schedule
+from lpsched.solvers.colgen import _second_differences
+from lpsched.solvers.pricing import compress_idle, memory_use, price_starts
 from lpsched.solvers.progress import Observer
-from lpsched.solvers.solve import lp_bound
 
 EXACT = sorted(EXACT_DIR.glob("*.json"))
 REL = 1e-6

@@ -15,6 +15,7 @@ from reference.brute_force import brute_force_tel, tiny_instances
 from reference.shipped import EXACT as EXACT_DIR
 
 from lpsched.bounds import combinatorial_bound
+from lpsched.certify import solve_lp
 from lpsched.certify.methods.partial_integrality import long_requests, partial_integrality_bound
 from lpsched.formulations.horizon import tight_horizon
 from lpsched.formulations.time_indexed import time_indexed_matrix
@@ -27,7 +28,6 @@ from lpsched.solvers.backends.highs import build_highs
 from lpsched.solvers.options import shift_arrivals
 from lpsched.solvers.progress import Observer
 from lpsched.solvers.result import LPTooLargeError
-from lpsched.solvers.solve import solve_lp
 
 EXACT = sorted(EXACT_DIR.glob("*.json"))
 

@@ -55,7 +55,7 @@ def _python_lpsched(*args: str) -> list[str]:
 _MARKED = """
 import functools, pathlib, sys
 
-from lpsched.solvers import solve
+from lpsched.certify import driver
 from lpsched.solvers.backends import cpsat, highs
 
 folder = pathlib.Path(sys.argv[1])
@@ -70,7 +70,7 @@ def marked(fn, stage):
     return wrapper
 
 
-solve.improve_schedule = marked(solve.improve_schedule, "heuristic")
+driver.improve_schedule = marked(driver.improve_schedule, "heuristic")
 for backend in (cpsat, highs):
     backend.run_interruptible = marked(backend.run_interruptible, "solve")
 

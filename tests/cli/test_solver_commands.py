@@ -57,8 +57,8 @@ def test_exact_with_another_thread_count_in_the_same_process():
     # HiGHS sizes its thread pool at the first solve; a later solve with another size must
     # still be proven optimal, not silently fall back to the heuristic
     for threads in (None, 1, 2):
+        from lpsched.certify import solve_exact
         from lpsched.solvers.result import SolveStatus
-        from lpsched.solvers.solve import solve_exact
 
         res = solve_exact(read_instance(EXACT), threads=threads)
         assert (res.status, res.objective) == (SolveStatus.OPTIMAL, 74)

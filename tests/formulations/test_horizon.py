@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from reference.brute_force import REFERENCE, ref_instance
 
+from lpsched.certify import exact_horizon, lp_bound, solve_exact
 from lpsched.formulations import (
     HorizonError,
     build_model,
@@ -16,7 +17,6 @@ from lpsched.formulations import (
 )
 from lpsched.instance import Instance
 from lpsched.solvers.result import SolveStatus
-from lpsched.solvers.solve import exact_horizon, lp_bound, solve_exact
 
 
 def test_horizon_values_and_refusals():

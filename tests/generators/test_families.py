@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import pytest
 
+from lpsched.certify import solve_exact
 from lpsched.generators.families import (
     FAMILIES,
     family_good_schedule,
@@ -15,7 +16,6 @@ from lpsched.generators.families import (
     family_tels,
 )
 from lpsched.policies.registry import run_policy
-from lpsched.solvers.solve import solve_exact
 
 SMALL_M = [4, 5, 6, 7, 9, 10, 16, 17, 25, 31, 50]
 LARGE_M = [100, 257, 1000, 1024, 3000]

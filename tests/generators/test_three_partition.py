@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
+from lpsched.certify import solve_exact
 from lpsched.generators.three_partition import (
     gadget,
     partition_schedule,
@@ -18,7 +19,6 @@ from lpsched.generators.three_partition import (
     value_range,
 )
 from lpsched.policies.registry import run_policy
-from lpsched.solvers.solve import solve_exact
 
 
 def brute_force_yes(values, B) -> bool:

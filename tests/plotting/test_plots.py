@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
 
+from lpsched.certify import solve_exact  # noqa: E402
 from lpsched.generators.families import family_good_schedule, family_instance  # noqa: E402
 from lpsched.generators.small import small_instance  # noqa: E402
 from lpsched.generators.three_partition import gadget  # noqa: E402
@@ -25,7 +26,6 @@ from lpsched.plotting import (  # noqa: E402
     save_figure,
 )
 from lpsched.policies.registry import run_policy  # noqa: E402
-from lpsched.solvers.solve import solve_exact  # noqa: E402
 
 
 def test_plots_have_labels(tmp_path):

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from reference.shipped import MIX10
 
+from lpsched.certify import solve_exact
 from lpsched.instance import Instance
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic, improve_schedule
 from lpsched.solvers.result import SolveStatus
-from lpsched.solvers.solve import solve_exact
 
 
 def _mix(n: int, seed: int) -> Instance:

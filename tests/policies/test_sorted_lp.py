@@ -10,13 +10,13 @@ import pytest
 from conftest import instance_and_order
 from hypothesis import given, settings
 
+from lpsched.certify import lp_bound, solve_lp
 from lpsched.executor import execute
 from lpsched.instance import Instance
 from lpsched.policies.local_search import adjacent_swaps
 from lpsched.policies.registry import POLICIES, run_policy
 from lpsched.policies.sorted_lp import lp_completion_times, lp_swap_order, sorted_lp_order
 from lpsched.solvers.result import LPTooLargeError
-from lpsched.solvers.solve import lp_bound, solve_lp
 
 
 def test_registered_and_feasible():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from reference.shipped import ADVERSARIAL
 
+from lpsched.certify import solve_exact
 from lpsched.io import read_instance
 from lpsched.policies.registry import run_policy
 from lpsched.research.adversarial import (
@@ -12,7 +13,6 @@ from lpsched.research.adversarial import (
     catalogue_rows,
     save_adversarial,
 )
-from lpsched.solvers.solve import solve_exact
 
 
 def test_adversarial_search_small():

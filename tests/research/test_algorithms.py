@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from lpsched.bounds import combinatorial_bound
-from lpsched.certify import CertifyResult
 from lpsched.generators.lmsys import COMMON_PROMPT, common_prompt_instance
 from lpsched.instance import Instance
 from lpsched.policies.local_search import best_heuristic
@@ -22,6 +21,7 @@ from lpsched.research.reproductions import algorithms as alg
 from lpsched.research.reproductions import burst as svf_burst
 from lpsched.research.reproductions.registry import REPRODUCTIONS, accepts
 from lpsched.schedule import Schedule
+from lpsched.solvers.result import Result
 
 TINY = {
     "seeds": [0],
@@ -48,7 +48,7 @@ def _stand_in(calls: list):
         best = best_heuristic(instance)
         bound = float(combinatorial_bound(instance))
         optimal = math.ceil(bound - 1e-6) >= best.tel
-        return CertifyResult(
+        return Result(
             schedule=Schedule(instance, best.start, policy=best.policy),
             objective=best.tel,
             bound=bound,

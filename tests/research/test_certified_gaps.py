@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from lpsched.bounds import combinatorial_bound
-from lpsched.certify import CertifyResult
 from lpsched.io import read_instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.policies.registry import run_policy
 from lpsched.research.reproductions import certified_gaps as cg
 from lpsched.research.reproductions.choices import StudyChoiceError
 from lpsched.schedule import Schedule
+from lpsched.solvers.result import Result
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {
@@ -44,7 +44,7 @@ def _stand_in(calls: list, stop_after: int | None = None, policy: str | None = N
         best = best_heuristic(instance) if policy is None else run_policy(instance, policy)
         bound = float(combinatorial_bound(instance))
         optimal = math.ceil(bound - 1e-6) >= best.tel
-        return CertifyResult(
+        return Result(
             schedule=Schedule(instance, best.start, policy=best.policy),
             objective=best.tel,
             bound=float(best.tel) if optimal else bound,
@@ -351,7 +351,7 @@ def test_bad_options_are_refused(tmp_path):
 def test_with_the_real_certify(tmp_path):
     """The real certify, tiny time limits, two workers: every row is possible, and the bound
     never exceeds the proven optimum (HiGHS on the MIP at n = 5) nor the TELs."""
-    from lpsched.solvers.solve import solve_exact
+    from lpsched.certify import solve_exact
 
     table = cg.run(tmp_path, sizes=[5], seeds=[0], time_limits=3, workers=2, progress=False)
     rows = _rows(tmp_path)

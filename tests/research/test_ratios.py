@@ -9,13 +9,13 @@ import matplotlib
 matplotlib.use("Agg")
 
 
+from lpsched.certify import solve_exact  # noqa: E402
 from lpsched.generators.small import RATIO_WORKLOADS  # noqa: E402
 from lpsched.instance import Instance  # noqa: E402
 from lpsched.policies.registry import run_policy  # noqa: E402
 from lpsched.research.cache import OptimumCache  # noqa: E402
 from lpsched.research.reproductions.ratios import ratio_summary, ratio_sweep  # noqa: E402
 from lpsched.research.reproductions.ratios import run as reproduce_ratios  # noqa: E402
-from lpsched.solvers.solve import solve_exact  # noqa: E402
 
 
 def test_hand_checked_sorted_f_ratio():

@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference.brute_force import REFERENCE, brute_force_tel, ref_instance, tiny_instances
 
+from lpsched.certify import lp_bound
 from lpsched.formulations.horizon import tight_horizon
 from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.instance import Instance
 from lpsched.policies.local_search import best_heuristic
 from lpsched.research.window_configuration import _group_knapsack, window_configuration_bound
-from lpsched.solvers.solve import lp_bound
 
 EPS = 1e-6
 

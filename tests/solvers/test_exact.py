@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from reference.brute_force import IDS, REFERENCE, brute_force_tel, ref_instance, tiny_instances  # noqa: E402
 
+from lpsched.certify import exact_horizon, export_model, lp_bound, solve_exact, solve_lp
 from lpsched.formulations import (
     build_model,
     horizon_t1,
     time_indexed_matrix,
 )
 from lpsched.instance import Instance
-from lpsched.solvers.result import BoundResult, ExactResult, SolveStatus
-from lpsched.solvers.solve import exact_horizon, export_model, lp_bound, solve_exact, solve_lp
+from lpsched.solvers.result import Result, SolveStatus
 
 
 def test_brute_force_on_hand_example():
@@ -186,16 +186,16 @@ def test_no_warm_start_and_gap_stop():
 def test_result_dicts_and_summaries():
     inst = ref_instance(REFERENCE[0])
     res = solve_exact(inst)
-    assert isinstance(res, ExactResult)
-    d = res.to_dict()
+    assert isinstance(res, Result)
+    d = res.to_dict("exact")
     assert list(d) == ["status", "objective", "bound", "gap", "runtime_s", "horizon", "solver"]
     assert d["status"] == "optimal" and d["objective"] == 38 and d["solver"] == "highs"
     assert res.build_s + res.solve_s <= res.runtime_s + 1e-9
-    assert "optimal" in res.summary() and "38" in res.summary()
+    assert "optimal" in res.summary("exact") and "38" in res.summary("exact")
     b = lp_bound(inst)
-    assert isinstance(b, BoundResult)
-    assert list(b.to_dict()) == ["method", "bound", "runtime_s", "horizon"]
-    assert "lp lower bound" in b.summary()
+    assert isinstance(b, Result)
+    assert list(b.to_dict("bound")) == ["method", "bound", "runtime_s", "horizon"]
+    assert "lp lower bound" in b.summary("bound")
     with pytest.raises(ValueError, match="unknown solver"):
         solve_exact(inst, solver="gurobi")
 

@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reference.shipped import MIX10
 
+from lpsched.certify import solve_exact
 from lpsched.io import read_instance
 from lpsched.policies.registry import run_policy
 from lpsched.research.adversarial import adversarial_search
 from lpsched.solvers.progress import Progress, cli_progress, format_status
 from lpsched.solvers.result import LPTooLargeError
-from lpsched.solvers.solve import solve_exact
 
 
 class _Stream(io.StringIO):
@@ -130,7 +130,7 @@ LIBRARY_CALLS = f"""
 import tempfile, pathlib
 from lpsched.io import read_instance
 from lpsched.certify import best_bound
-from lpsched.solvers.solve import export_model, lp_bound, solve_exact
+from lpsched.certify import export_model, lp_bound, solve_exact
 inst = read_instance({str(MIX10)!r})
 assert solve_exact(inst, time_limit=30).objective == 74
 assert solve_exact(inst, solver="cpsat", time_limit=30).objective == 74
@@ -198,7 +198,7 @@ def test_sorted_lp_too_large_says_the_policy_cannot_run():
 
 def test_exported_json_facts_match(tmp_path):
     """export_model's info and the file's comment agree (the CLI prints the same)."""
-    from lpsched.solvers.solve import export_model
+    from lpsched.certify import export_model
 
     facts: dict = {}
     # T2 = 23 comes from the local search's UB 74; it ends by its moves, far within its 5 s

@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lpsched.certify import best_bound
+from lpsched.certify import best_bound, lp_bound, solve_exact, solve_lp
 from lpsched.instance import Instance
 from lpsched.solvers.options import AUTO_LP_MAX_NONZEROS, LP_MAX_NONZEROS, check_max_nonzeros
-from lpsched.solvers.solve import lp_bound, solve_exact, solve_lp
 
 INST = Instance.from_arrays([9, 1, 3], [1, 7, 8], 22)
 

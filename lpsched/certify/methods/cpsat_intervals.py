@@ -8,7 +8,7 @@ One CP-SAT model holds two views of the same schedule:
   over rounds ``p_i + j .. p_i + o_i``; so round ``p_i + j`` holds ``s_i + j`` tokens (SPEC
   section 2), and one ``cumulative`` of capacity ``M`` is the memory constraint;
 * **the time-indexed view** -- the model of SPEC section 3, written by
-  :func:`~lpsched.solvers.backends.cpsat.build_cpsat` (Booleans ``x_{i,k}``, ``sum_k x_{i,k} = 1``,
+  :func:`~lpsched.solvers.backends.build_cpsat` (Booleans ``x_{i,k}``, ``sum_k x_{i,k} = 1``,
   ``memory[t]: sum (s_i + t - k) x_{i,k} <= M``, objective ``sum (k + o_i - a_i) x_{i,k}``),
   channelled by ``p_i = sum_k k x_{i,k}``.
 
@@ -53,7 +53,7 @@ from ...formulations.horizon import tight_horizon
 from ...formulations.time_indexed import TimeIndexedMatrix, matrix_size, time_indexed_matrix
 from ...instance import Instance
 from ...schedule import Schedule
-from ...solvers.backends.cpsat import BuildTimeout, build_cpsat, configure_solver, solution_callback
+from ...solvers import BuildTimeout, build_cpsat, configure_solver, solution_callback
 from ...solvers.options import (
     SolveOptions,
     check_horizon,

@@ -52,10 +52,16 @@ from ...executor import execute
 from ...formulations.time_indexed import TimeIndexedMatrix
 from ...instance import Instance
 from ...schedule import Schedule
-from ...solvers.backends import cpsat, highs
+from ...solvers import (
+    build_cpsat,
+    build_highs,
+    configure_solver,
+    run_highs,
+    run_interruptible,
+    set_start,
+)
 from ...solvers.options import SolveOptions, check_horizon, check_time_limit, shift_arrivals
 from ...solvers.progress import Observer
-from ...solvers.result import run_interruptible
 from ..method import Method
 
 __all__ = [
@@ -430,10 +436,10 @@ def _run_highs(
 ) -> tuple[np.ndarray | None, bool]:
     import highspy
 
-    h = highs.build_highs(mat, time_limit=time_limit, threads=threads)
+    h = build_highs(mat, time_limit=time_limit, threads=threads)
     if x0 is not None:
-        highs.set_start(h, x0)
-    if highs.run_highs(h):
+        set_start(h, x0)
+    if run_highs(h):
         raise KeyboardInterrupt
     st = h.getModelStatus()
     MS = highspy.HighsModelStatus
@@ -447,13 +453,13 @@ def _run_cpsat(
 ) -> tuple[np.ndarray | None, bool]:
     from ortools.sat.python import cp_model
 
-    model = cpsat.build_cpsat(mat, start=x0)
+    model = build_cpsat(mat, start=x0)
     U = mat.n_units
     for r in range(mat.nrow - U):  # every memory row has entries (a candidate completion)
         model.proto.constraints[U + r].linear.domain[1] = int(mat.row_upper[U + r])
     solver = cp_model.CpSolver()
     # one worker unless asked: CP-SAT's full portfolio does not pay on sub-MIPs this small
-    cpsat.configure_solver(solver, remaining=time_limit, threads=threads or 1)
+    configure_solver(solver, remaining=time_limit, threads=threads or 1)
     code, interrupted = run_interruptible(lambda: solver.solve(model), solver.stop_search)
     if interrupted:
         raise KeyboardInterrupt

@@ -1,24 +1,36 @@
 """Certify method ``lp``: the LP relaxation of the time-indexed model, solved whole by HiGHS.
 
-Source: SPEC section 3 (:func:`lpsched.solvers.solve.lp_bound`); ours as a method.
+Source: SPEC section 3 (:func:`lpsched.solvers.solve.relaxation_bound`); ours as a method.
 """
 
 from __future__ import annotations
 
-from ...formulations.horizon import tight_horizon
+from typing import Any
+
 from ...instance import Instance
 from ...schedule import Schedule
 from ...solvers.options import SolveOptions
 from ...solvers.progress import Observer
-from ...solvers.solve import lp_bound
+from ...solvers.solve import relaxation_bound
 from ..method import Method
 
 __all__ = ["METHOD"]
 
 
-def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
+def run(
+    instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer
+) -> dict[str, Any]:
     """Report the LP value at the tight horizon of ``schedule`` (rounds) to ``observer``; the
     contract is :class:`~lpsched.certify.method.Method`.
+
+    ``options.method_options["lp"]`` may give ``backend`` (``matrix`` or ``pyomo``),
+    ``horizon`` and ``windows`` (:func:`~lpsched.solvers.solve.relaxation_bound`).
+
+    Returns
+    -------
+    dict
+        ``horizon`` and the LP's facts (``build_s``, ``solve_s``, ``columns``, ``nonzeros``,
+        ``backend``).
 
     Raises
     ------
@@ -28,14 +40,16 @@ def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer:
     RuntimeError
         HiGHS did not solve the LP within ``options.time_limit``.
     """
-    res = lp_bound(
+    res = relaxation_bound(
         instance,
-        tight_horizon(instance, schedule).T,
+        schedule,
         max_nonzeros=options.max_nonzeros,
         time_limit=options.time_limit,
         progress=observer,
+        **options.method_options.get("lp", {}),
     )
     observer.on_bound(res.bound)
+    return res.info | {"horizon": res.horizon}
 
 
 METHOD = Method(

@@ -1,55 +1,67 @@
-"""Certify method ``mip``: HiGHS on the full time-indexed MIP, started from the best schedule.
+"""Certify method ``mip``: the full time-indexed MIP (HiGHS, or CP-SAT), from the best schedule.
 
-Source: SPEC section 3 (:func:`lpsched.solvers.solve.solve_exact`); ours as a method.
+Source: SPEC section 3 (:func:`lpsched.solvers.solve.solve_time_indexed`); ours as a method.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ...instance import Instance
 from ...schedule import Schedule
 from ...solvers.options import SolveOptions
 from ...solvers.progress import Observer
-from ...solvers.result import SolveInterrupted
-from ...solvers.solve import solve_exact
+from ...solvers.solve import solve_time_indexed
 from ..method import Method
 
-__all__ = ["METHOD"]
+__all__ = ["METHOD", "FACTS"]
+
+#: The facts of the solve the method returns (besides ``horizon`` and ``status``).
+FACTS = (
+    "solver", "build_s", "solve_s", "T1", "T2", "heuristic_tel", "heuristic", "columns", "rows",
+    "nonzeros", "incumbent", "solver_status", "backend", "aggregate", "windows", "error",
+    "retry", "nodes",
+)  # fmt: skip
 
 
-def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
-    """Report HiGHS' incumbent and dual bound to ``observer``; the contract is
+def run(
+    instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer
+) -> dict[str, Any]:
+    """Report the solver's incumbent and its proven bound to ``observer``; the contract is
     :class:`~lpsched.certify.method.Method`.
 
-    Raises
-    ------
-    SolveInterrupted
-        Ctrl-C, after the best schedule and bound so far were reported.
+    ``options.method_options["mip"]`` holds keyword options of
+    :func:`~lpsched.solvers.solve.solve_time_indexed` (``solver``, ``mip_gap``,
+    ``warm_start``, ``horizon``, ``windows``, ``aggregate``, ``backend``, ``cover_cuts``);
+    ``mip_gap``, ``threads`` and ``max_nonzeros`` default to ``options``'.
+
+    Returns
+    -------
+    dict
+        ``horizon``, ``status`` (how the solve ended) and :data:`FACTS` (those reported).
     """
-    try:
-        res = solve_exact(
-            instance,
-            "highs",
-            options.time_limit,
-            schedule=schedule,
-            threads=options.threads,
-            max_nonzeros=options.max_nonzeros,
-            progress=observer,
-        )
-    except SolveInterrupted as exc:
-        _report(exc.result, observer)
-        raise
-    _report(res, observer)
-
-
-def _report(res, observer: Observer) -> None:
+    kwargs: dict[str, Any] = {"mip_gap": options.mip_gap}
+    kwargs.update(options.method_options.get("mip", {}))
+    res = solve_time_indexed(
+        instance,
+        schedule,
+        time_limit=options.time_limit,
+        threads=options.threads,
+        max_nonzeros=options.max_nonzeros,
+        progress=observer,
+        **kwargs,
+    )
     if res.schedule is not None:
         observer.on_incumbent(res.schedule)
     observer.on_bound(res.bound)
+    facts = {key: res.info[key] for key in FACTS if key in res.info}
+    return facts | {"horizon": res.horizon, "status": str(res.status)}
 
 
 METHOD = Method(
     "mip",
     "both",
-    "HiGHS on the full time-indexed MIP from the best schedule: its incumbent and dual bound",
+    "HiGHS (or CP-SAT) on the full time-indexed MIP from the best schedule: its incumbent and "
+    "dual bound",
     run,
 )

@@ -59,7 +59,7 @@ from ...formulations.horizon import tight_horizon
 from ...formulations.time_indexed import time_indexed_matrix
 from ...instance import Instance
 from ...schedule import Schedule
-from ...solvers.backends import highs
+from ...solvers import build_highs, run_highs, set_start
 from ...solvers.options import (
     SolveOptions,
     check_max_nonzeros,
@@ -69,7 +69,7 @@ from ...solvers.options import (
     shift_arrivals,
 )
 from ...solvers.progress import Observer
-from ...solvers.result import BoundResult
+from ...solvers.result import Result
 from ..method import Method
 
 __all__ = [
@@ -223,7 +223,7 @@ def partial_integrality_bound(
     share: float | None = None,
     aggregate: bool = True,
     max_nonzeros: int | None = None,
-) -> BoundResult:
+) -> Result:
     """Lower bound on the optimal TEL from the MIP with integrality on the long requests only.
 
     Parameters
@@ -256,7 +256,7 @@ def partial_integrality_bound(
 
     Returns
     -------
-    BoundResult
+    Result
         ``method="partial-integrality"``; ``bound`` = ``ceil(min(d, p - g))`` for HiGHS's
         dual bound ``d`` and incumbent ``p`` (rounds, module docstring; the LP value rounded
         up when ``L`` is empty), or the combinatorial bound (SPEC section 7) when that is larger
@@ -316,12 +316,12 @@ def partial_integrality_bound(
     }
     floor = float(combinatorial_bound(instance))
 
-    def result(bound: float, source: str) -> BoundResult:
+    def result(bound: float, source: str) -> Result:
         if not bound >= floor:  # an early stop's dual bound can be weaker: never return less
             bound, source = floor, "combinatorial"
         info["source"] = source
         info["solve_s"] = time.perf_counter() - t0 - info["build_s"]
-        return BoundResult(
+        return Result.of_bound(
             method="partial-integrality",
             bound=bound,
             runtime_s=time.perf_counter() - t0,
@@ -334,13 +334,11 @@ def partial_integrality_bound(
     if left is not None and left <= 0:
         info.update(build_s=time.perf_counter() - t0, status="time limit reached before the run")
         return result(floor, "combinatorial")
-    h = highs.build_highs(
-        mat, relax=not mixed, time_limit=left, threads=threads, integer_units=units
-    )
+    h = build_highs(mat, relax=not mixed, time_limit=left, threads=threads, integer_units=units)
     if mixed:
         h.setOptionValue("mip_abs_gap", ABS_GAP)
         h.cbMipInterrupt += watch.check
-        highs.set_start(h, mat.values_from_starts(sched.start))
+        set_start(h, mat.values_from_starts(sched.start))
     info["build_s"] = time.perf_counter() - t0
     st, hinfo = _run(h, deadline)
     info["status"] = h.modelStatusToString(st)
@@ -367,7 +365,7 @@ def partial_integrality_bound(
     left = None if deadline is None else deadline - time.perf_counter()
     if st == MS.kOptimal and not info["optimal"] and (left is None or left > 0):
         # min P_L lies in [p - g, p]: try to prove it above K - 1 (module docstring)
-        h = highs.build_highs(mat, time_limit=left, threads=threads, integer_units=units)
+        h = build_highs(mat, time_limit=left, threads=threads, integer_units=units)
         cols = np.arange(mat.ncol, dtype=np.int32)
         h.addRow(-highspy.kHighsInf, target, mat.ncol, cols, mat.cost)  # TEL <= K - 1 + 1e-4
         watch.target = target
@@ -391,7 +389,7 @@ def _run(h, deadline: float | None):
     (every bound found was already reported). Returns the model status and ``HighsInfo``."""
     if deadline is not None:
         h.setOptionValue("time_limit", max(deadline - time.perf_counter(), 1e-3))
-    if highs.run_highs(h, deadline):
+    if run_highs(h, deadline):
         raise KeyboardInterrupt
     return h.getModelStatus(), h.getInfo()
 

@@ -260,7 +260,8 @@ def _bound_rows(
 ) -> Iterator[dict[str, Any]]:
     """One instance: one certify run, its row."""
     inst = algorithm_instance(params["workload"], params["n"], params["memory"], params["seed"])
-    res = certify(inst, params["time_limit"], threads=threads, seed=0)
+    res = certify(inst, params["time_limit"], threads=threads, seed=0).check_interrupted()
+    assert res.schedule is not None and res.objective is not None  # the opening's
     res.schedule.check()
     if res.schedule.tel != res.objective:
         raise RuntimeError(

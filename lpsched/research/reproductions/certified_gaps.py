@@ -367,7 +367,8 @@ def _instance_rows(
             continue
         sched.check()
         runs[policy] = {"tel": sched.tel, "policy_s": sched.info["runtime_s"], "note": ""}
-    res = certify(inst, params["time_limit"], threads=threads, seed=0)
+    res = certify(inst, params["time_limit"], threads=threads, seed=0).check_interrupted()
+    assert res.schedule is not None and res.objective is not None  # the opening's
     res.schedule.check()
     if res.schedule.tel != res.objective:
         raise RuntimeError(

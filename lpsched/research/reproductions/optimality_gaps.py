@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from ...certify import lp_bound, solve_exact
 from ...generators.small import EXACT_WORKLOADS
 from ...policies.registry import check_policy_options, parse_policy, run_policy
 from ...solvers.result import SolveStatus
-from ...solvers.solve import lp_bound, solve_exact
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
 from .choices import check_choices
@@ -233,7 +233,7 @@ def _instance_rows(
     w, n, seed = params["workload"], params["n"], params["seed"]
     memory = DEFAULT_MEMORY[w]
     inst = EXACT_WORKLOADS[w](n, seed, memory)
-    res = solve_exact(inst, "highs", time_limit=time_limit, threads=threads)
+    res = solve_exact(inst, "highs", time_limit=time_limit, threads=threads).check_interrupted()
     lp = lp_bound(inst)
     for key in missing:
         sched = run_policy(inst, key["policy"], **(options or {}), solver="dp").check()

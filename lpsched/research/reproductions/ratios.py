@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from ...certify import lp_bound
 from ...generators.small import ASSUMPTION_WORKLOADS, RATIO_WORKLOADS, small_instance
 from ...policies.registry import check_policy_options, options_for, parse_policy, run_policy
-from ...solvers.solve import lp_bound
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
 from ..adversarial import search_row

@@ -1,9 +1,9 @@
 """The pricing problem of the time-indexed LP, shared by its two column generations.
 
-``lp-colgen`` (:mod:`lpsched.certify.methods.colgen`, the LP of SPEC section 3 round by round)
-and ``lp-aggregated`` (:mod:`lpsched.certify.methods.aggregated`, its memory rows summed over
-windows) price the same columns ``(i, k)``, request ``i`` started at round ``k``: under memory
-prices ``lambda_t`` the reduced cost ::
+:mod:`lpsched.solvers.colgen` (the LP of SPEC section 3 round by round) and
+:mod:`lpsched.solvers.aggregated` (its memory rows summed over windows) price the same columns
+``(i, k)``, request ``i`` started at round ``k``: under memory prices ``lambda_t`` the reduced
+cost ::
 
     d_ik = (k + o_i - a_i) - u_i + sum_{t=k+1}^{k+o_i} lambda_t (s_i + t - k)
 
@@ -26,14 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..executor import execute
 from ..formulations.horizon import start_windows, tight_horizon
-from ..formulations.time_indexed import _units
+from ..formulations.time_indexed import units_of
 from ..instance import Instance
 from ..kernels import jit
-from ..policies.local_search import LIST_ORDERS, best_heuristic
 from ..schedule import Schedule
-from ..solvers.options import check_horizon, shift_arrivals
+from .options import check_horizon, shift_arrivals
 
 __all__ = [
     "price_starts",
@@ -233,45 +231,39 @@ class Pricer:
 
 
 def seed_schedules(
-    instance: Instance, schedule: Schedule, policies: Sequence[str]
+    instance: Instance, schedule: Schedule, seeds: Sequence[np.ndarray] = ()
 ) -> list[np.ndarray]:
-    """Start vectors of the initial columns: ``schedule`` with its idle rounds removed (fits
-    every valid horizon) and each list policy of ``policies``, strict and with backfill."""
-    starts = [compress_idle(instance, schedule.start)]
-    for name in policies:
-        order = LIST_ORDERS[name](instance)
-        for backfill in (False, True):
-            starts.append(
-                compress_idle(instance, execute(instance, order, backfill=backfill).start)
-            )
-    return starts
+    """Start vectors of the initial columns: ``schedule`` and each start vector of ``seeds``
+    (feasible schedules of ``instance``, shape (n,), rounds), each with its idle rounds removed
+    (:func:`compress_idle`: it then fits every valid horizon)."""
+    return [compress_idle(instance, np.asarray(start)) for start in (schedule.start, *seeds)]
 
 
 def unit_model(
     instance: Instance,
-    schedule: Schedule | None,
+    schedule: Schedule,
     horizon: int | None,
     windows: bool,
     model: str,
+    seeds: Sequence[np.ndarray] = (),
 ) -> tuple[Any, ...]:
     """The column generations' common setup, on the axis shifted by the earliest arrival.
 
-    Returns ``(instance, shift, schedule, hz, slack, first, unit_of, count, lo, hi, s, o, a)``:
-    the shifted instance and its shift, the schedule (default: the best list policy) on that
-    axis, its tight horizon and waiting slack (None without ``windows``), and per unit of
-    identical requests (:func:`~lpsched.formulations.time_indexed._units`) its first request,
+    Returns ``(instance, shift, schedule, seeds, hz, slack, first, unit_of, count, lo, hi, s,
+    o, a)``: the shifted instance and its shift, the schedule and the seeds' start vectors on
+    that axis, its tight horizon and waiting slack (None without ``windows``), and per unit of
+    identical requests (:func:`~lpsched.formulations.time_indexed.units_of`) its first request,
     each request's unit, the units' sizes, start windows and ``(s, o, a)`` (int64, shape (U,)).
     Raises as :func:`~lpsched.formulations.horizon.tight_horizon` and
     :func:`~lpsched.solvers.options.check_horizon` (``model`` names the master)."""
     instance, shift = shift_arrivals(instance)
-    if schedule is None:
-        schedule = best_heuristic(instance)
-    elif shift:
+    if shift:
         schedule = Schedule(instance, np.asarray(schedule.start) - shift)
+        seeds = [np.asarray(start) - shift for start in seeds]
     hz = tight_horizon(instance, schedule, horizon)
     check_horizon(instance, hz.T, model)
     slack = hz.slack if windows else None
-    members = _units(instance, aggregate=True)
+    members = units_of(instance, aggregate=True)
     first = np.array([int(m[0]) for m in members], dtype=np.int64)
     unit_of = np.empty(instance.n, dtype=np.int64)
     for u, mem in enumerate(members):
@@ -282,7 +274,7 @@ def unit_model(
     s = instance.prefill[first].astype(np.int64)
     o = instance.decode[first].astype(np.int64)
     a = instance.arrival[first].astype(np.int64)
-    return instance, shift, schedule, hz, slack, first, unit_of, count, lo, hi, s, o, a
+    return instance, shift, schedule, seeds, hz, slack, first, unit_of, count, lo, hi, s, o, a
 
 
 def rc_eps(z: float) -> float:
@@ -380,7 +372,7 @@ def pricing_round(
     -----
     Source: Wentges, ITOR 4 (1997), and the mis-pricing rule of Pessoa, Sadykov, Uchoa and
     Vanderbeck, INFORMS J. Computing 30 (2018) (module docstring of
-    :mod:`lpsched.certify.methods.colgen`).
+    :mod:`lpsched.solvers.colgen`).
     """
     units = np.arange(price.lo.size, dtype=np.int64)
     start_m, value_m, bound_m = price(lam_m)
@@ -404,15 +396,14 @@ def pricing_round(
 
 
 def check_generation_options(
-    alpha: float, master_solver: str, master_solvers: Sequence[str], seed_policies: Sequence[str]
+    alpha: float, master_solver: str, master_solvers: Sequence[str]
 ) -> None:
     """Check the options both column generations share, before any work.
 
     Raises
     ------
     ValueError
-        ``alpha`` outside ``[0, 1)``, ``master_solver`` not in ``master_solvers``, a seed
-        policy that is not a list policy (:data:`~lpsched.policies.local_search.LIST_ORDERS`).
+        ``alpha`` outside ``[0, 1)``, ``master_solver`` not in ``master_solvers``.
 
     Notes
     -----
@@ -423,9 +414,4 @@ def check_generation_options(
     if master_solver not in master_solvers:
         raise ValueError(
             f"master_solver must be one of {', '.join(master_solvers)}, got {master_solver!r}"
-        )
-    unknown = [p for p in seed_policies if p not in LIST_ORDERS]
-    if unknown:
-        raise ValueError(
-            f"unknown seed policy {unknown[0]!r}; choose from {', '.join(LIST_ORDERS)}"
         )
