@@ -249,7 +249,8 @@ def solve(
         schedule); ``gap`` otherwise. ``bound_method`` and
         ``upper_method`` name the method behind each side; without any bound from the plan's
         methods, the bound is the combinatorial one of the opening. ``info``: ``methods`` (the
-        outcome of each), ``plan`` (the automatic plan's size class), ``interrupted``,
+        outcome of each), ``plan`` (the size class of the automatic plan, or the methods
+        given), ``interrupted``,
         ``time_shift``, ``rejected`` (schedules and bounds refused: a method's bug), and the
         facts each method returned (model size, ``solver``, ...).
 
@@ -305,6 +306,7 @@ def solve(
                 strict=False,
             )
         else:
+            info["plan"] = {"methods": list(names), "reason": "given"}
             _run_plan(
                 inst, names, dict.fromkeys(names, 1.0), tracker, params, info, deadline, strict=True
             )

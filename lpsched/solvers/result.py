@@ -281,7 +281,7 @@ class Result:
             f"TEL         {tel}   ({self.upper_method})",
             f"bound       {_rounds(self.bound)}   ({self.bound_method})",
             f"gap         {gap}",
-            f"runtime     {self.runtime_s:.1f} s   plan {self.info.get('plan', {}).get('size')}",
+            f"runtime     {self.runtime_s:.1f} s   plan {_plan(self.info.get('plan', {}))}",
             "improvements (consecutive ones by one method on one side shown as their last):",
         ]
         for e, count in _runs(self.log):
@@ -298,6 +298,11 @@ class Result:
 def _rounds(value: float, fractional: str = ",.2f") -> str:
     """A TEL or bound for reading: ``19,294,305`` or ``17,288.59``."""
     return f"{int(value):,}" if float(value).is_integer() else format(value, fractional)
+
+
+def _plan(plan: dict[str, Any]) -> str:
+    """The plan for reading: the automatic plan's size class, or the methods given."""
+    return str(plan.get("size") or ", ".join(plan.get("methods", [])) or None)
 
 
 def _runs(log: list[Event]) -> list[tuple[Event, int]]:
