@@ -50,19 +50,16 @@ ONLINE_POLICIES = ("online-fcfs", "online-mcsf", "online-sorted-f")
 _SHORT = {"online-fcfs": "FCFS", "online-mcsf": "MC-SF", "online-sorted-f": "RH-SF"}
 #: The columns of both tables before their figures: the task, its size and the policy.
 _RUN_FIELDS = ["source", "load", "seed", "n", "memory", "policy"]
-ONLINE_FIELDS = [
-    *_RUN_FIELDS,
-    "rate",
-    "round_ms",
+#: The figures of :func:`~lpsched.schedule.latency_stats` in the table in rounds.
+_ROUND_STATS = (
     "mean_latency",
     "p50_latency",
     "p90_latency",
     "p99_latency",
     "throughput",
     "makespan",
-    "replans",
-    "runtime_s",
-]
+)
+ONLINE_FIELDS = [*_RUN_FIELDS, "rate", "round_ms", *_ROUND_STATS, "replans", "runtime_s"]
 TRACE_FILE = "splitwise_conv.csv"
 #: The sweep (and CSV) of the study in seconds.
 SECONDS_NAME = "online-load-seconds"
@@ -291,17 +288,7 @@ def _load_rows(
             "memory": setting.memory,
             "rate": rate,
             "round_ms": round_ms,
-            **{
-                k: st[k]
-                for k in (
-                    "mean_latency",
-                    "p50_latency",
-                    "p90_latency",
-                    "p99_latency",
-                    "throughput",
-                    "makespan",
-                )
-            },
+            **{k: st[k] for k in _ROUND_STATS},
             "replans": sched.info.get("replans", "-"),
             "runtime_s": sched.info["runtime_s"],
         }
