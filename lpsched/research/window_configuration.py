@@ -438,6 +438,159 @@ def _configurations_of(mat: TimeIndexedMatrix, win: _Windows, start: np.ndarray)
     return out
 
 
+class _Search:
+    """One column generation: the master, the pricer, the best Lagrangian point (the box's
+    centre), and what the result reports (counters, seconds, the arc-flow LP)."""
+
+    def __init__(
+        self,
+        mat: TimeIndexedMatrix,
+        win: _Windows,
+        threads: int | None,
+        deadline: float | None,
+        box: float,
+    ) -> None:
+        self.mat, self.win, self.threads, self.deadline = mat, win, threads, deadline
+        self.master = _Master(mat, win, threads)
+        self.pricer = _Pricer(mat, win, threads)
+        for w in range(win.n_windows):  # the empty configuration: the master is always feasible
+            self.master.add(w, np.empty(0, dtype=np.int64))
+        self.start_bound: float | None = None
+        self.stopped: str | None = None
+        self.iterations = self.serious = 0
+        self.value = math.inf
+        self.converged = False
+        self.pricing_s = self.master_s = 0.0
+        self.arc_value: float | None = None
+        self.arc_s: float | None = None
+        self.centre = np.zeros(win.n_links)
+        self.best = _assignment_term(mat, win, self.centre)  # L(0) = sum_i min_k c_{i,k}
+        self.delta = box
+
+    def add(self, found: list[np.ndarray]) -> None:
+        """Add one configuration per window (``found[w]`` of window ``w``) to the master."""
+        for w, cols in enumerate(found):
+            self.master.add(w, cols)
+
+    def lagrangian(self, mu: np.ndarray) -> tuple[float, list[np.ndarray]]:
+        """``L(mu)`` and each window's best configuration (exact pricing)."""
+        t = time.perf_counter()
+        lagr, found = _assignment_term(self.mat, self.win, mu), []
+        for w in range(self.win.n_windows):
+            bound_w, cols = self.pricer.price(w, mu, self.deadline)
+            lagr += bound_w
+            found.append(cols)
+        self.pricing_s += time.perf_counter() - t
+        return lagr, found
+
+    def run(self, start: Result | None, arc_flow: bool, lp_solver: str) -> None:
+        """Start from the LP duals (the lifted ``start``, the arc-flow duals) and step the box
+        until ``L`` meets the master's value or the deadline; an LP stopped short (the time
+        limit) leaves the best ``L`` as it stands, with HiGHS' status in ``stopped``."""
+        try:
+            self._begin(self._starts(start, arc_flow, lp_solver))
+            greedy_ok = True
+            while not self.converged and (
+                self.deadline is None or time.perf_counter() < self.deadline
+            ):
+                greedy_ok = self._step(greedy_ok)
+        except _Stopped as exc:  # an LP ended without an optimum (the time limit): L stands
+            self.stopped = str(exc)
+
+    def _starts(
+        self, start: Result | None, arc_flow: bool, lp_solver: str
+    ) -> list[np.ndarray]:
+        """The first multipliers: the time-indexed LP's duals, the lifted ``start``, and for
+        ``W = 1`` with ``arc_flow`` the arc-flow LP's duals (its value in ``arc_value``)."""
+        mat, win = self.mat, self.win
+        starts = [_lp_duals(mat, win, self.threads, self.deadline)]
+        if start is not None:
+            starts.append(_lift(start, mat, win))
+        if arc_flow and win.W == 1:
+            t = time.perf_counter()
+            self.arc_value, mu_af = _arc_flow(mat, win, self.threads, self.deadline, lp_solver)
+            self.arc_s = time.perf_counter() - t
+            starts.append(mu_af)
+        return starts
+
+    def _begin(self, starts: list[np.ndarray]) -> None:
+        """Evaluate ``L`` at each start, add its configurations, centre the box on the best;
+        converged at once when that ``L`` meets the arc-flow LP's value."""
+        for mu0 in starts:
+            lagr, found = self.lagrangian(mu0)
+            self.start_bound = lagr if self.start_bound is None else max(self.start_bound, lagr)
+            self.add(found)
+            if lagr > self.best:
+                self.best, self.centre = lagr, mu0
+        arc = self.arc_value
+        if arc is not None and self.best >= arc - TOLERANCE * max(1.0, abs(arc)):
+            self.value, self.converged = arc, True
+
+    def _step(self, greedy_ok: bool) -> bool:
+        """One pricing round: solve the boxed master, stop when ``L`` meets its value, else
+        price (exactly, or greedily for a long window) and add the columns of negative reduced
+        cost. Returns whether the next round may price greedily."""
+        self.master.set_box(self.centre, self.delta)
+        t = time.perf_counter()
+        self.value, mu, sigma = self.master.solve(self.deadline)
+        self.master_s += time.perf_counter() - t
+        if self.best >= self.value - TOLERANCE * max(1.0, abs(self.value)):
+            self.converged = True
+            return greedy_ok
+        self.iterations += 1
+        exact = self.win.W == 1 or not greedy_ok or self.iterations % EXACT_EVERY == 0
+        if exact:
+            lagr, found = self.lagrangian(mu)
+            if lagr > self.best:  # serious step: move the centre, widen the box at its edge
+                if np.abs(mu - self.centre).max() >= self.delta * (1.0 - 1e-9):
+                    self.delta *= 2.0
+                self.best, self.centre = lagr, mu
+                self.serious += 1
+        else:
+            t = time.perf_counter()
+            found = [self.pricer.greedy(w, mu) for w in range(self.win.n_windows)]
+            self.pricing_s += time.perf_counter() - t
+        added = self._add_improving(found, mu, sigma)
+        return exact or added > 0
+
+    def _add_improving(self, found: list[np.ndarray], mu: np.ndarray, sigma: np.ndarray) -> int:
+        """Add the configurations of negative reduced cost (the empty one too); how many."""
+        win, added = self.win, 0
+        for w, cols in enumerate(found):
+            rows = win.first_link[w] + np.searchsorted(
+                win.link_col[win.first_link[w] : win.first_link[w + 1]], np.sort(cols)
+            )
+            if mu[rows].sum() - sigma[w] < -_RC_EPS:
+                self.master.add(w, cols)
+                added += 1
+        return added
+
+    def info(self, upper: bool) -> dict[str, Any]:
+        """The result's ``info`` but for ``instance`` and ``slack``; with ``upper`` and not
+        converged, the unboxed master is solved for ``info["upper"]``."""
+        relax_upper = self.value if self.converged else None
+        if upper and not self.converged:
+            relax_upper = self.master.unboxed_value()
+        return {
+            "W": self.win.W,
+            "windows": self.win.n_windows,
+            "iterations": self.iterations,
+            "columns": self.master.columns,
+            "converged": self.converged,
+            "master_value": self.value,
+            "lp_value": self.value if self.converged else None,
+            "serious_steps": self.serious,
+            "stopped": self.stopped,
+            "box": self.delta,
+            "bound_at_lp_duals": self.start_bound,
+            "pricing_s": self.pricing_s,
+            "master_s": self.master_s,
+            "upper": relax_upper,
+            "arc_flow_value": self.arc_value,
+            "arc_flow_s": self.arc_s,
+        }
+
+
 def window_configuration_bound(
     instance: Instance,
     W: int,
@@ -533,141 +686,54 @@ def window_configuration_bound(
     Source: ours (module docstring). ``W = 1`` is the per-round configuration LP; bounds are
     monotone for nested windows (``W`` dividing ``W'``).
     """
+    _check_method_options(W, box, lp_solver)
+    time_limit = check_time_limit(time_limit)
+    threads = check_threads(threads)
+    max_nonzeros = check_max_nonzeros(max_nonzeros)
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
+    shifted, schedule = _shifted(instance, schedule)
+    if horizon is None:
+        horizon = tight_horizon(shifted, schedule)
+    T, slack = resolve_horizon(shifted, horizon)
+    check_size(shifted, T, slack, max_nonzeros)
+    method = f"window-configuration-W{W}"
+    mat = time_indexed_matrix(shifted, T, slack=slack)
+    search = _Search(mat, _Windows.build(mat, int(min(W, T))), threads, deadline, box)
+    if mat.fits(schedule.start):
+        search.add(_configurations_of(mat, search.win, schedule.start))
+    search.run(start, arc_flow, lp_solver)
+    info = {
+        **search.info(upper),
+        "instance": instance.name,
+        "slack": slack,
+        "multipliers": search.centre,
+    }
+    return Result.of_bound(
+        method=method,
+        bound=search.best,
+        runtime_s=time.perf_counter() - t0,
+        horizon=T,
+        info=info,
+    )
+
+
+def _check_method_options(W: int, box: float, lp_solver: str) -> None:
+    """``ValueError`` unless ``W`` is a positive integer, ``box > 0`` and ``lp_solver`` known."""
     if isinstance(W, bool) or not isinstance(W, (int, np.integer)) or W < 1:
         raise ValueError(f"W must be a positive integer (rounds per window), got {W!r}")
     if not box > 0:
         raise ValueError(f"box must be a positive number of rounds, got {box!r}")
     if lp_solver not in LP_SOLVERS:
         raise ValueError(f"lp_solver must be one of {LP_SOLVERS}, got {lp_solver!r}")
-    time_limit = check_time_limit(time_limit)
-    threads = check_threads(threads)
-    max_nonzeros = check_max_nonzeros(max_nonzeros)
-    t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
-    original = instance
-    instance, shift = shift_arrivals(instance)
+
+
+def _shifted(instance: Instance, schedule: Schedule | None) -> tuple[Instance, Schedule]:
+    """``instance`` on the axis shifted by its earliest arrival, and ``schedule`` on it
+    (default: the best list policy improved by 4000 local-search moves)."""
+    shifted, shift = shift_arrivals(instance)
     if schedule is not None:
-        schedule = Schedule(instance, schedule.start - shift)
-    else:  # the best list policy improved by 4000 local-search moves
-        schedule = exact_horizon(instance, local_search=4000).schedule
-    assert schedule is not None
-    if horizon is None:
-        horizon = tight_horizon(instance, schedule)
-    T, slack = resolve_horizon(instance, horizon)
-    check_size(instance, T, slack, max_nonzeros)
-    method = f"window-configuration-W{W}"
-    W = int(min(W, T))
-    mat = time_indexed_matrix(instance, T, slack=slack)
-    win = _Windows.build(mat, W)
-    master = _Master(mat, win, threads)
-    pricer = _Pricer(mat, win, threads)
-    for w in range(win.n_windows):  # the empty configuration: the master is always feasible
-        master.add(w, np.empty(0, dtype=np.int64))
-    if mat.fits(schedule.start):
-        for w, cols in enumerate(_configurations_of(mat, win, schedule.start)):
-            master.add(w, cols)
-    start_bound = None
-    stopped = None
-    iterations = serious = 0
-    value = math.inf
-    converged = False
-    pricing_s = master_s = 0.0
-    arc_value: float | None = None
-    arc_s = None
-
-    def lagrangian(mu: np.ndarray) -> tuple[float, list[np.ndarray]]:
-        nonlocal pricing_s
-        t = time.perf_counter()
-        lagr, found = _assignment_term(mat, win, mu), []
-        for w in range(win.n_windows):
-            bound_w, cols = pricer.price(w, mu, deadline)
-            lagr += bound_w
-            found.append(cols)
-        pricing_s += time.perf_counter() - t
-        return lagr, found
-
-    centre = np.zeros(win.n_links)
-    best = _assignment_term(mat, win, centre)  # L(0) = sum_i min_k c_{i,k}
-    delta = box
-    greedy_ok = True
-    try:
-        starts = [_lp_duals(mat, win, threads, deadline)]
-        if start is not None:
-            starts.append(_lift(start, mat, win))
-        if arc_flow and W == 1:
-            t = time.perf_counter()
-            arc_value, mu_af = _arc_flow(mat, win, threads, deadline, lp_solver)
-            arc_s = time.perf_counter() - t
-            starts.append(mu_af)
-        for mu0 in starts:
-            lagr, found = lagrangian(mu0)
-            start_bound = lagr if start_bound is None else max(start_bound, lagr)
-            for w, cols in enumerate(found):
-                master.add(w, cols)
-            if lagr > best:
-                best, centre = lagr, mu0
-        if arc_value is not None and best >= arc_value - TOLERANCE * max(1.0, abs(arc_value)):
-            value, converged = arc_value, True
-        while not converged and (deadline is None or time.perf_counter() < deadline):
-            master.set_box(centre, delta)
-            t = time.perf_counter()
-            value, mu, sigma = master.solve(deadline)
-            master_s += time.perf_counter() - t
-            if best >= value - TOLERANCE * max(1.0, abs(value)):
-                converged = True
-                break
-            iterations += 1
-            exact = W == 1 or not greedy_ok or iterations % EXACT_EVERY == 0
-            if exact:
-                lagr, found = lagrangian(mu)
-                if lagr > best:  # serious step: move the centre, widen the box at its edge
-                    if np.abs(mu - centre).max() >= delta * (1.0 - 1e-9):
-                        delta *= 2.0
-                    best, centre = lagr, mu
-                    serious += 1
-            else:
-                t = time.perf_counter()
-                found = [pricer.greedy(w, mu) for w in range(win.n_windows)]
-                pricing_s += time.perf_counter() - t
-            added = 0
-            for w, cols in enumerate(found):
-                rows = win.first_link[w] + np.searchsorted(
-                    win.link_col[win.first_link[w] : win.first_link[w + 1]], np.sort(cols)
-                )
-                if mu[rows].sum() - sigma[w] < -_RC_EPS:  # the empty configuration too
-                    master.add(w, cols)
-                    added += 1
-            greedy_ok = exact or added > 0
-    except _Stopped as exc:  # an LP ended without an optimum (the time limit): L stands
-        stopped = str(exc)
-    relax_upper = value if converged else None
-    if upper and not converged:
-        relax_upper = master.unboxed_value()
-    info: dict[str, Any] = {
-        "W": W,
-        "windows": win.n_windows,
-        "iterations": iterations,
-        "columns": master.columns,
-        "converged": converged,
-        "master_value": value,
-        "lp_value": value if converged else None,
-        "serious_steps": serious,
-        "stopped": stopped,
-        "box": delta,
-        "bound_at_lp_duals": start_bound,
-        "pricing_s": pricing_s,
-        "master_s": master_s,
-        "upper": relax_upper,
-        "arc_flow_value": arc_value,
-        "arc_flow_s": arc_s,
-        "instance": original.name,
-        "slack": slack,
-        "multipliers": centre,
-    }
-    return Result.of_bound(
-        method=method,
-        bound=best,
-        runtime_s=time.perf_counter() - t0,
-        horizon=T,
-        info=info,
-    )
+        return shifted, Schedule(shifted, schedule.start - shift)
+    best = exact_horizon(shifted, local_search=4000).schedule
+    assert best is not None
+    return shifted, best

@@ -279,6 +279,20 @@ def _lines(numbers: Sequence[int], limit: int = 8) -> str:
     return shown + (f" and {len(numbers) - limit} more" if len(numbers) > limit else "")
 
 
+@dataclass
+class _Reading:
+    """What reading a results CSV found, by line number: the lines kept in the file, the
+    rejected ones ``(line, text, reason)``, the current rows' parsed values and lines (by key),
+    the stale lines by what differs, and the repeated keys ``(line, same values)``."""
+
+    kept: dict[int, str]
+    rejected: list[tuple[int, str, str]]
+    parsed: dict[tuple[str, ...], dict[str, Any]] = field(default_factory=dict)
+    line_of: dict[tuple[str, ...], int] = field(default_factory=dict)
+    stale: dict[str, list[int]] = field(default_factory=dict)
+    duplicates: list[tuple[int, bool]] = field(default_factory=list)
+
+
 class _Results:
     """The CSV of one sweep: read and sorted into current, stale and rejected rows; appends."""
 
@@ -344,6 +358,35 @@ class _Results:
         return out
 
     def _read(self, strict: bool, report: Callable[[str], None]) -> None:
+        """Sort the file's rows into current (``done``), stale (reported, kept in the file),
+        repeated (reported, the first used) and rejected ones (moved to ``NAME.rejected.csv``
+        and cut from the file); :class:`SweepParameterError` for stale rows with ``strict``."""
+        lines, rejected = self._checked_lines()
+        reading = _Reading(kept={1: lines[0]}, rejected=rejected)
+        for line_no, line in enumerate(lines[1:], start=2):
+            self._sort_line(reading, line_no, line)
+        for keys, problem in self._task_problems(reading.parsed):
+            for k in keys:
+                n = reading.line_of[k]
+                reading.rejected.append(
+                    (n, reading.kept.pop(n), f"{problem}; the task is recomputed whole")
+                )
+                del self.done[k]
+        reading.rejected.sort()
+        if reading.stale:
+            self._stale(reading.stale, strict, report)
+        if reading.duplicates:
+            conflicting = [n for n, same in reading.duplicates if not same]
+            report(
+                f"{self.path}: line(s) {_lines([n for n, _ in reading.duplicates])} repeat the "
+                "key of an earlier row with the same provenance; the first of each is used"
+                + (f" (line(s) {_lines(conflicting)} disagree with it)" if conflicting else "")
+            )
+        if reading.rejected:
+            self._move_rejected(reading, report)
+
+    def _checked_lines(self) -> tuple[list[str], list[tuple[int, str, str]]]:
+        """The file's lines, the header checked, and the incomplete last line rejected."""
         raw = self.path.read_bytes()
         try:
             text = raw.decode("utf-8-sig")
@@ -356,13 +399,8 @@ class _Results:
         if not text.endswith("\n"):
             cut = text.rfind("\n") + 1
             line_no = text.count("\n") + 1
-            rejected.append(
-                (
-                    line_no,
-                    text[cut:],
-                    "incomplete line (the file did not end with a newline: an interrupted write)",
-                )
-            )
+            why = "incomplete line (the file did not end with a newline: an interrupted write)"
+            rejected.append((line_no, text[cut:], why))
             keep_text = text[:cut]
         lines = keep_text.splitlines(keepends=True)
         if not lines:
@@ -377,88 +415,75 @@ class _Results:
                 f"{self.header}; use --fresh (the old file is kept as a backup) or "
                 "another output folder"
             )
-        kept = {1: lines[0]}
-        parsed: dict[tuple[str, ...], dict[str, Any]] = {}
-        line_of: dict[tuple[str, ...], int] = {}
-        stale: dict[str, list[int]] = {}
-        duplicates: list[tuple[int, bool]] = []
-        for line_no, line in enumerate(lines[1:], start=2):
-            if not line.strip():
-                kept[line_no] = line
-                continue
-            try:
-                cells = next(csv.reader([line]))
-            except csv.Error as exc:
-                rejected.append((line_no, line, f"malformed CSV ({exc})"))
-                continue
-            if len(cells) != len(self.header):
-                rejected.append(
-                    (
-                        line_no,
-                        line,
-                        f"{len(cells)} fields, expected {len(self.header)} (truncated or glued)",
-                    )
-                )
-                continue
-            row = dict(zip(self.header, cells, strict=True))
-            values, problem = self._parse(row)
-            if problem is not None:
-                rejected.append((line_no, line, problem))
-                continue
-            kept[line_no] = line
-            differ = [c for c in PROVENANCE if row[c] != self.prov[c]]
-            if differ:
-                what = "; ".join(f"{c} {row[c] or '-'} (now {self.prov[c] or '-'})" for c in differ)
-                stale.setdefault(what, []).append(line_no)
-                continue
-            k = self.key_of(row)
-            if k in self.done:
-                first = self.done[k]
-                same = all(first[c] == row[c] for c in self.sweep.fields if c not in _TIMING)
-                duplicates.append((line_no, same))
-                continue
-            self.done[k], parsed[k], line_of[k] = row, values, line_no
-        for keys, problem in self._task_problems(parsed):
-            for k in keys:
-                n = line_of[k]
-                rejected.append((n, kept.pop(n), f"{problem}; the task is recomputed whole"))
-                del self.done[k]
-        rejected.sort()
-        if stale:
-            detail = "; ".join(f"line(s) {_lines(nums)}: {what}" for what, nums in stale.items())
-            message = (
-                f"{self.path}: {sum(map(len, stale.values()))} row(s) were computed under "
-                f"other parameters or versions ({detail})"
+        return lines, rejected
+
+    def _sort_line(self, reading: _Reading, line_no: int, line: str) -> None:
+        """File one line of the body: blank (kept), rejected, stale, repeated or current."""
+        if not line.strip():
+            reading.kept[line_no] = line
+            return
+        try:
+            cells = next(csv.reader([line]))
+        except csv.Error as exc:
+            reading.rejected.append((line_no, line, f"malformed CSV ({exc})"))
+            return
+        if len(cells) != len(self.header):
+            why = f"{len(cells)} fields, expected {len(self.header)} (truncated or glued)"
+            reading.rejected.append((line_no, line, why))
+            return
+        row = dict(zip(self.header, cells, strict=True))
+        values, problem = self._parse(row)
+        if problem is not None:
+            reading.rejected.append((line_no, line, problem))
+            return
+        reading.kept[line_no] = line
+        differ = [c for c in PROVENANCE if row[c] != self.prov[c]]
+        if differ:
+            what = "; ".join(f"{c} {row[c] or '-'} (now {self.prov[c] or '-'})" for c in differ)
+            reading.stale.setdefault(what, []).append(line_no)
+            return
+        k = self.key_of(row)
+        if k in self.done:
+            first = self.done[k]
+            same = all(first[c] == row[c] for c in self.sweep.fields if c not in _TIMING)
+            reading.duplicates.append((line_no, same))
+            return
+        self.done[k], reading.parsed[k], reading.line_of[k] = row, values, line_no
+
+    def _stale(
+        self, stale: dict[str, list[int]], strict: bool, report: Callable[[str], None]
+    ) -> None:
+        """Report the rows of other parameters or versions, or refuse them with ``strict``."""
+        detail = "; ".join(f"line(s) {_lines(nums)}: {what}" for what, nums in stale.items())
+        message = (
+            f"{self.path}: {sum(map(len, stale.values()))} row(s) were computed under "
+            f"other parameters or versions ({detail})"
+        )
+        if strict:
+            raise SweepParameterError(
+                message + "; --strict refuses them (use --fresh or another output folder)"
             )
-            if strict:
-                raise SweepParameterError(
-                    message + "; --strict refuses them (use --fresh or another output folder)"
-                )
-            report(message + "; ignored (they stay in the file)")
-        if duplicates:
-            conflicting = [n for n, same in duplicates if not same]
-            report(
-                f"{self.path}: line(s) {_lines([n for n, _ in duplicates])} repeat the key of an "
-                "earlier row with the same provenance; the first of each is used"
-                + (f" (line(s) {_lines(conflicting)} disagree with it)" if conflicting else "")
-            )
-        if rejected:
-            bad = self.path.with_name(self.path.stem + ".rejected.csv")
-            new = not bad.exists() or not bad.stat().st_size
-            if not new and not bad.read_bytes().endswith(b"\n"):
-                with bad.open("a", encoding="utf-8") as fh:
-                    fh.write("\n")
-            with bad.open("a", newline="", encoding="utf-8") as fh:
-                w = csv.writer(fh)
-                if new:
-                    w.writerow(["line", "reason", "text"])
-                for line_no, line, reason in rejected:
-                    w.writerow([line_no, reason, line.rstrip("\r\n")])
-            for line_no, _, reason in rejected:
-                report(f"{self.path}: line {line_no}: {reason}; moved to {bad.name} and recomputed")
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(kept[n] for n in sorted(kept)), encoding="utf-8")
-            os.replace(tmp, self.path)
+        report(message + "; ignored (they stay in the file)")
+
+    def _move_rejected(self, reading: _Reading, report: Callable[[str], None]) -> None:
+        """Append the rejected lines to ``NAME.rejected.csv`` with their reasons, report each,
+        and rewrite the CSV with the kept lines only."""
+        bad = self.path.with_name(self.path.stem + ".rejected.csv")
+        new = not bad.exists() or not bad.stat().st_size
+        if not new and not bad.read_bytes().endswith(b"\n"):
+            with bad.open("a", encoding="utf-8") as fh:
+                fh.write("\n")
+        with bad.open("a", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            if new:
+                w.writerow(["line", "reason", "text"])
+            for line_no, line, reason in reading.rejected:
+                w.writerow([line_no, reason, line.rstrip("\r\n")])
+        for line_no, _, reason in reading.rejected:
+            report(f"{self.path}: line {line_no}: {reason}; moved to {bad.name} and recomputed")
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(reading.kept[n] for n in sorted(reading.kept)), encoding="utf-8")
+        os.replace(tmp, self.path)
 
     def append(self, row: Row) -> dict[str, str]:
         lacking = [k for k in self.sweep.fields if k not in row]
@@ -631,19 +656,13 @@ def run_sweep(
         )
         bar.set_postfix(reused=reused)
         try:
-            plugins = plugin_modules()
+            pending = _Pending(sweep, todo, results, bar, verbose, say, plugin_modules())
             if scheduler is not None:
-                _run_dask(sweep, todo, results, scheduler, workers, bar, verbose, say, plugins)
+                _run_dask(pending, scheduler, workers)
             elif workers > 1 and len(todo) > 1:
-                _run_processes(sweep, todo, results, workers, bar, verbose, say, plugins)
+                _run_processes(pending, workers)
             else:
-                for task, missing in todo:
-                    interrupts.check()  # a Ctrl-C whose exception compiled code dropped
-                    if verbose:
-                        say(f"{sweep.name}: computing {_label(task.params)}")
-                    for row in sweep.compute(task.params, missing):
-                        results.append(row)
-                    bar.update()
+                _run_here(pending)
         finally:
             bar.close()
         return [results.done[k] for k in order if k in results.done]
@@ -651,35 +670,59 @@ def run_sweep(
         lock.release()
 
 
-def _run_processes(
-    sweep: Sweep,
-    todo,
-    results: _Results,
-    workers: int,
-    bar,
-    verbose: bool,
-    say: Callable[[str], None],
-    plugins: Mapping[str, str] | None = None,
-) -> None:
+@dataclass
+class _Pending:
+    """The tasks left to compute and where their rows go: the sweep, ``(task, missing keys)``
+    pairs, the CSV, the progress bar, the messages and the plug-in modules for the workers."""
+
+    sweep: Sweep
+    todo: list[tuple[Task, list[dict[str, Any]]]]
+    results: _Results
+    bar: Any
+    verbose: bool
+    say: Callable[[str], None]
+    plugins: Mapping[str, str] | None
+
+    def record(self, rows: Iterable[Row]) -> None:
+        """Append a finished task's rows to the CSV."""
+        for row in rows:
+            self.results.append(row)
+
+
+def _run_here(pending: _Pending) -> None:
+    """Compute the tasks in this process, each row written the moment it is computed."""
+    sweep, say = pending.sweep, pending.say
+    for task, missing in pending.todo:
+        interrupts.check()  # a Ctrl-C whose exception compiled code dropped
+        if pending.verbose:
+            say(f"{sweep.name}: computing {_label(task.params)}")
+        pending.record(sweep.compute(task.params, missing))
+        pending.bar.update()
+
+
+def _run_processes(pending: _Pending, workers: int) -> None:
+    """Compute the tasks on ``workers`` local processes; a task's rows are written when it
+    ends. :class:`SweepWorkerError` when a worker dies; Ctrl-C stops the workers."""
+    sweep, say = pending.sweep, pending.say
     ctx = multiprocessing.get_context("forkserver" if sys.platform != "win32" else "spawn")
     pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     futures: dict[cf.Future, Task] = {}
     try:
         futures = {
-            pool.submit(_compute_all, sweep.compute, t.params, m, plugins): t for t, m in todo
+            pool.submit(_compute_all, sweep.compute, t.params, m, pending.plugins): t
+            for t, m in pending.todo
         }
-        if verbose:
+        if pending.verbose:
             say(f"{sweep.name}: {len(futures)} task(s) queued on {workers} processes")
         for fut in cf.as_completed(futures):
-            for row in fut.result():
-                results.append(row)
-            if verbose:
+            pending.record(fut.result())
+            if pending.verbose:
                 running = [_label(futures[f].params) for f in futures if f.running()]
                 say(
                     f"{sweep.name}: done {_label(futures[fut].params)}; in flight: "
                     + ("; ".join(running) or "none")
                 )
-            bar.update()
+            pending.bar.update()
     except BrokenProcessPool:
         _stop_workers(pool)
         lost = [_label(t.params) for f, t in futures.items() if not _finished(f)]
@@ -687,7 +730,7 @@ def _run_processes(
         raise SweepWorkerError(
             f"{sweep.name}: a worker process died (killed by a signal or out of memory) with "
             f"{len(lost)} task(s) unfinished ({shown}); the finished rows are kept in "
-            f"{results.path}, rerun to resume"
+            f"{pending.results.path}, rerun to resume"
         ) from None
     except BaseException:
         _stop_workers(pool)
@@ -712,23 +755,16 @@ def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
         proc.join(5)
 
 
-def _run_dask(
-    sweep: Sweep,
-    todo,
-    results: _Results,
-    scheduler: str,
-    workers: int,
-    bar,
-    verbose: bool,
-    say: Callable[[str], None],
-    plugins: Mapping[str, str] | None = None,
-) -> None:
+def _run_dask(pending: _Pending, scheduler: str, workers: int) -> None:
+    """Compute the tasks on a Dask cluster (``scheduler``, or ``"local"``: a ``LocalCluster``
+    of ``workers`` processes); a task's rows are written when it ends."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise ImportError(
             "a Dask scheduler needs the 'distributed' package: pip install \"lpsched[cluster]\""
         ) from None
+    sweep, say = pending.sweep, pending.say
     cluster = None
     if scheduler == "local":
         cluster = LocalCluster(
@@ -739,18 +775,17 @@ def _run_dask(
         client = Client(scheduler)
     try:
         futures = {
-            client.submit(_compute_all, sweep.compute, t.params, m, plugins, pure=False): t
-            for t, m in todo
+            client.submit(_compute_all, sweep.compute, t.params, m, pending.plugins, pure=False): t
+            for t, m in pending.todo
         }
-        if verbose:
+        if pending.verbose:
             say(f"{sweep.name}: {len(futures)} task(s) sent to the Dask scheduler {scheduler}")
         for fut in as_completed(list(futures)):
-            for row in fut.result():
-                results.append(row)
-            if verbose:
-                pending = sum(1 for f in futures if not f.done())
-                say(f"{sweep.name}: done {_label(futures[fut].params)}; {pending} to go")
-            bar.update()
+            pending.record(fut.result())
+            if pending.verbose:
+                left = sum(1 for f in futures if not f.done())
+                say(f"{sweep.name}: done {_label(futures[fut].params)}; {left} to go")
+            pending.bar.update()
     finally:
         client.close()
         if cluster is not None:

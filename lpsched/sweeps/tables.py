@@ -6,6 +6,7 @@ Source: ours (tabulate for the formatting).
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from tabulate import tabulate
 
 from ..io import WriteError, atomic_write_text
 
-__all__ = ["markdown_table", "mean_by", "write_report"]
+__all__ = ["markdown_table", "mean_by", "mean_max", "counts", "write_report"]
 
 
 def markdown_table(
@@ -56,3 +57,14 @@ def mean_by(
     for r in rows:
         acc.setdefault(tuple(r[k] for k in keys), []).append(float(r[value]))
     return {k: float(np.mean(v)) for k, v in acc.items()}
+
+
+def mean_max(values: Sequence[float]) -> str:
+    """A table cell ``"mean / max"`` of ``values`` (non-empty), three decimals each."""
+    return f"{np.mean(values):.3f} / {max(values):.3f}"
+
+
+def counts(values: Sequence[str]) -> str:
+    """A table cell naming each distinct value with its count, the most common first
+    (``"lp 3, colgen 1"``)."""
+    return ", ".join(f"{k} {c}" for k, c in Counter(values).most_common())

@@ -43,7 +43,6 @@ Source: ours; the algorithms' papers as cited.
 
 from __future__ import annotations
 
-import csv
 import os
 import time
 from collections import Counter
@@ -60,21 +59,15 @@ from ...generators.intervals import from_spec
 from ...generators.lmsys import COMMON_PROMPT, COMMON_PROMPT_MEMORIES, common_prompt_instance
 from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD
 from ...instance import Instance
-from ...policies.registry import (
-    POLICIES,
-    PolicyError,
-    check_policy_options,
-    options_for,
-    parse_policy,
-    run_policy,
-)
+from ...policies.registry import POLICIES, PolicyError, options_for, parse_policy, run_policy
 from ...schedule import Schedule
 from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import markdown_table, write_report
+from ...sweeps.tables import counts, markdown_table, mean_max, write_report
 from .burst import BURST_TIME_MODELS, burst_section
 from .certified_gaps import _PHASE1, _optional, _time_limits, certified_instance
-from .choices import check_choices
+from .choices import check_choices, check_policies
+from .ratios import RATIO_FILES, worst_ratios
 
 __all__ = [
     "NAME",
@@ -362,60 +355,7 @@ def _check_policy_row(v: Mapping[str, Any]) -> str | None:
     return None
 
 
-#: The files of ``lpsched reproduce ratios`` with a ``ratio_opt`` column.
-_RATIO_FILES = ("ratios.csv", "theorems.csv")
-
 # --------------------------------------------------------------------------- tables
-
-
-def worst_ratios(*paths: str | os.PathLike[str]) -> dict[str, str]:
-    """The worst ``TEL / OPT`` per policy in the CSVs of the ``ratios`` reproduction.
-
-    Parameters
-    ----------
-    *paths : path-like
-        CSV files with the columns ``policy`` and ``ratio_opt`` (``ratios.csv`` and
-        ``theorems.csv`` of ``lpsched reproduce ratios``), or folders, of which the files
-        ``ratios.csv`` and ``theorems.csv`` that exist are read. Every row in them counts.
-
-    Returns
-    -------
-    dict
-        Policy -> ``"1.294 (workload n = 7, M = 16)"``; ``", OPT best known"`` is added when
-        the worst row's optimum was not proven (then the ratio is a lower bound on the true
-        one). Source: ours.
-    """
-    files: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            files += [path / f for f in _RATIO_FILES if (path / f).is_file()]
-        else:
-            files.append(path)
-    worst: dict[str, dict[str, str]] = {}
-    for file in files:
-        with file.open(newline="", encoding="utf-8") as fh:
-            for r in csv.DictReader(fh):
-                try:
-                    ratio = float(r["ratio_opt"])
-                except (KeyError, TypeError, ValueError):
-                    continue
-                best = worst.get(r.get("policy", ""))
-                if best is None or ratio > float(best["ratio_opt"]):
-                    worst[r.get("policy", "")] = r
-    cells = {}
-    for policy, r in worst.items():
-        where = f"{r.get('workload', '?')} n = {r.get('n', '?')}, M = {r.get('memory', '?')}"
-        known = "" if r.get("opt_status") == "optimal" else ", OPT best known"
-        cells[policy] = f"{float(r['ratio_opt']):.3f} ({where}{known})"
-    return cells
-
-
-def _mean_max(values: Sequence[float]) -> str:
-    return f"{np.mean(values):.3f} / {max(values):.3f}"
-
-
-def _counts(values: Sequence[str]) -> str:
-    return ", ".join(f"{k} {c}" for k, c in Counter(values).most_common())
 
 
 def _column(workload: str, n: int, memory: int) -> tuple[int, int, int, str]:
@@ -458,7 +398,7 @@ def algorithm_table(
     policies : sequence of str
         The table's rows, in order.
     worst : mapping, optional
-        Policy -> worst ratio cell (:func:`worst_ratios`); None: "see reproduce ratios".
+        Policy -> worst ratio cell (:func:`~.ratios.worst_ratios`); None: "see reproduce ratios".
     intervals : str
         The interval spec the policies told intervals got (shown in their row).
 
@@ -479,28 +419,17 @@ def algorithm_table(
     """
     if not bound_rows:
         return "No instances in this run (no family, or no size)."
-    inst_key = ("workload", "n", "memory", "seed")
-    bounds = {tuple(r[k] for k in inst_key): r for r in bound_rows}
+    bounds = {tuple(r[k] for k in _INSTANCE_KEY): r for r in bound_rows}
     groups: dict[tuple[int, int, int, str], list[tuple[str, ...]]] = {}
     for key, r in bounds.items():
         groups.setdefault(_column(r["workload"], int(r["n"]), int(r["memory"])), []).append(key)
     cols = sorted(groups)
     by_policy: dict[tuple[str, tuple[str, ...]], Mapping[str, str]] = {
-        (r["policy"], tuple(r[k] for k in inst_key)): r for r in policy_rows
+        (r["policy"], tuple(r[k] for k in _INSTANCE_KEY)): r for r in policy_rows
     }
-    best: dict[tuple[str, ...], tuple[int, str]] = {}
-    for key, b in bounds.items():
-        best[key] = (int(b["certify_tel"]), b["certify_method"])
-    for (policy, key), r in by_policy.items():
-        if key in bounds and r["tel"] != "":
-            tel, bound = int(r["tel"]), float(bounds[key]["bound"])
-            if tel < bound - _EPS:
-                raise RuntimeError(
-                    f"{policy} on {'/'.join(key)}: TEL {tel} below the certified bound {bound}"
-                )
-            if tel < best[key][0]:
-                best[key] = (tel, policy)
-    out, notes = [], []
+    best = _best_schedules(bounds, by_policy)
+    out: list[dict[str, Any]] = []
+    notes: list[str] = []
     for policy in policies:
         row: dict[str, Any] = {
             "policy": policy,
@@ -510,36 +439,12 @@ def algorithm_table(
             if worst is None
             else worst.get(policy, "-"),
         }
-        secs = []
+        secs: list[float] = []
         for col in cols:
-            header = col[3]
-            ran, failed = [], []
-            for key in groups[col]:
-                pr = by_policy.get((policy, key))
-                if pr is None:
-                    continue
-                secs.append(float(pr["policy_s"]))
-                if pr["tel"] == "":
-                    failed.append(pr)
-                else:
-                    ran.append(int(pr["tel"]) / float(bounds[key]["bound"]))
-            cell = _mean_max(ran) if ran else "-"
-            if failed:
-                why = Counter(r["note"].split(":", 1)[0] for r in failed).most_common(1)[0][0]
-                cell += f" ({why}: {len(failed)}/{len(failed) + len(ran)})"
-                first = failed[0]["note"].replace("\n", " ")
-                notes.append(f"{policy} on {header} ({len(failed)} instance(s)): {first}")
-            row[header] = cell
+            row[col[3]] = _policy_cell(policy, col[3], groups[col], by_policy, bounds, secs, notes)
         row["seconds mean / max"] = f"{np.mean(secs):.2f} / {max(secs):.2f}" if secs else "-"
         out.append(row)
-    headers = [
-        "policy",
-        "told (besides s_i)",
-        "proven ratio; assumptions",
-        "worst TEL/OPT found",
-        *(c[3] for c in cols),
-        "seconds mean / max",
-    ]
+    headers = [*_POLICY_HEADERS[:4], *(c[3] for c in cols), _POLICY_HEADERS[4]]
     text = markdown_table(out, headers, numparse=False)
     text += (
         "\n\nCells: TEL / certified lower bound on the optimum, mean / max over the seeds "
@@ -549,6 +454,81 @@ def algorithm_table(
         "instances of arXiv 2601.22996's setting. Seconds: the policy's own time, every "
         "instance."
     )
+    text += "\n\nThe instances:\n\n" + _instance_table(cols, groups, bounds, best)
+    if notes:
+        text += "\n\nPolicies that could not run (empty cells; the first reason of each):\n\n"
+        text += "\n".join(f"- {note}" for note in notes)
+    return text
+
+
+_INSTANCE_KEY = ("workload", "n", "memory", "seed")
+#: The policy table's columns around the instance groups' (the first four, then the groups).
+_POLICY_HEADERS = (
+    "policy",
+    "told (besides s_i)",
+    "proven ratio; assumptions",
+    "worst TEL/OPT found",
+    "seconds mean / max",
+)
+
+
+def _best_schedules(
+    bounds: Mapping[tuple[str, ...], Mapping[str, str]],
+    by_policy: Mapping[tuple[str, tuple[str, ...]], Mapping[str, str]],
+) -> dict[tuple[str, ...], tuple[int, str]]:
+    """The best TEL of each instance and what found it (certify or a policy); a
+    ``RuntimeError`` for a TEL below the instance's certified bound."""
+    best = {key: (int(b["certify_tel"]), b["certify_method"]) for key, b in bounds.items()}
+    for (policy, key), r in by_policy.items():
+        if key in bounds and r["tel"] != "":
+            tel, bound = int(r["tel"]), float(bounds[key]["bound"])
+            if tel < bound - _EPS:
+                raise RuntimeError(
+                    f"{policy} on {'/'.join(key)}: TEL {tel} below the certified bound {bound}"
+                )
+            if tel < best[key][0]:
+                best[key] = (tel, policy)
+    return best
+
+
+def _policy_cell(
+    policy: str,
+    header: str,
+    keys: Sequence[tuple[str, ...]],
+    by_policy: Mapping[tuple[str, tuple[str, ...]], Mapping[str, str]],
+    bounds: Mapping[tuple[str, ...], Mapping[str, str]],
+    secs: list[float],
+    notes: list[str],
+) -> str:
+    """One policy on one instance group: TEL / bound mean / max, with the refusals counted;
+    adds the policy's seconds to ``secs`` and the first refusal's reason to ``notes``."""
+    ran, failed = [], []
+    for key in keys:
+        pr = by_policy.get((policy, key))
+        if pr is None:
+            continue
+        secs.append(float(pr["policy_s"]))
+        if pr["tel"] == "":
+            failed.append(pr)
+        else:
+            ran.append(int(pr["tel"]) / float(bounds[key]["bound"]))
+    cell = mean_max(ran) if ran else "-"
+    if failed:
+        why = Counter(r["note"].split(":", 1)[0] for r in failed).most_common(1)[0][0]
+        cell += f" ({why}: {len(failed)}/{len(failed) + len(ran)})"
+        first = failed[0]["note"].replace("\n", " ")
+        notes.append(f"{policy} on {header} ({len(failed)} instance(s)): {first}")
+    return cell
+
+
+def _instance_table(
+    cols: Sequence[tuple[int, int, int, str]],
+    groups: Mapping[tuple[int, int, int, str], list[tuple[str, ...]]],
+    bounds: Mapping[tuple[str, ...], Mapping[str, str]],
+    best: Mapping[tuple[str, ...], tuple[int, str]],
+) -> str:
+    """Markdown: one row per instance group (seeds, time limit, best / bound, who found each,
+    the largest ``(s_i + o_i) / M`` and SVF's guarantee there, certify's seconds)."""
     inst_out = []
     for col in cols:
         keys = groups[col]
@@ -559,33 +539,15 @@ def algorithm_table(
                 "instances": col[3],
                 "seeds": ", ".join(sorted({k[3] for k in keys}, key=int)),
                 "time limit s": f"{float(bs[0]['time_limit']):g}",
-                "best / bound": _mean_max([best[k][0] / float(bounds[k]["bound"]) for k in keys]),
-                "bound by": _counts([b["bound_method"] for b in bs]),
-                "best by": _counts([best[k][1] for k in keys]),
+                "best / bound": mean_max([best[k][0] / float(bounds[k]["bound"]) for k in keys]),
+                "bound by": counts([b["bound_method"] for b in bs]),
+                "best by": counts([best[k][1] for k in keys]),
                 "max (s+o)/M": f"{alpha:.3f}",
                 "SVF's bound there": f"{1 + 2 / (1 - alpha):.2f}" if alpha < 1 else "none",
                 "certify s mean": f"{np.mean([float(b['certify_s']) for b in bs]):.0f}",
             }
         )
-    text += "\n\nThe instances:\n\n" + markdown_table(
-        inst_out,
-        [
-            "instances",
-            "seeds",
-            "time limit s",
-            "best / bound",
-            "bound by",
-            "best by",
-            "max (s+o)/M",
-            "SVF's bound there",
-            "certify s mean",
-        ],
-        numparse=False,
-    )
-    if notes:
-        text += "\n\nPolicies that could not run (empty cells; the first reason of each):\n\n"
-        text += "\n".join(f"- {note}" for note in notes)
-    return text
+    return markdown_table(inst_out, list(inst_out[0]), numparse=False)
 
 
 # --------------------------------------------------------------------------- run
@@ -646,7 +608,7 @@ def run(
         Size limit of Sorted-LP's LP (its ``max_nonzeros``); default its own.
     ratios_csv : path-like, optional
         A CSV of ``lpsched reproduce ratios`` (``ratios.csv``, ``theorems.csv``) or its
-        output folder, for the column of the worst ratios found (:func:`worst_ratios`);
+        output folder, for the column of the worst ratios found (:func:`~.ratios.worst_ratios`);
         default ``out_dir`` when it holds one of those files (run ``lpsched reproduce ratios
         --out DIR`` into the same folder), else the column says "see reproduce ratios".
     burst : bool
@@ -690,18 +652,10 @@ def run(
         "paper-scaled, scaled-mix and uniform-small are workloads of optimality-gaps and "
         "certified-gaps",
     )
-    pols, absent = [], []
-    for p in dict.fromkeys(policies):
-        if p in ALGORITHM_POLICIES and p not in POLICIES:
-            try:
-                parse_policy(p)  # a plug-in of that name may load
-            except KeyError:
-                absent.append(p)
-                continue
-        parse_policy(p)  # an unknown name fails here, before any solve
-        pols.append(p)
-    options = dict(policy_options or {})
-    check_policy_options(pols, options, RESERVED_OPTIONS)
+    absent = [p for p in dict.fromkeys(policies) if not _registered(p)]
+    pols, options = check_policies(
+        [p for p in policies if p not in absent], policy_options, RESERVED_OPTIONS
+    )
     specs = _specs(workloads, sizes, seeds, memories)
     limits = _time_limits(
         sorted({n for _, n, _, _ in specs}),
@@ -710,11 +664,54 @@ def run(
         else {**DEFAULT_TIME_LIMITS, **(time_limits or {})},
     )
     out = Path(out_dir)
+    bound_rows = _bound_sweep(specs, limits, out, engine)
+    policy_rows = _policy_sweep(specs, pols, options, intervals, lp_max_nonzeros, out, engine)
+    if ratios_csv is None and any((out / f).is_file() for f in RATIO_FILES):
+        ratios_csv = out
+    worst = None if ratios_csv is None else worst_ratios(ratios_csv)
+    text = "## Policies against certified bounds\n\n" + algorithm_table(
+        bound_rows, policy_rows, pols, worst=worst, intervals=intervals
+    )
+    if ratios_csv is not None:
+        text += f"\n\nWorst TEL/OPT found: from {ratios_csv}."
+    if absent:
+        text += (
+            "\n\nNot registered in this lpsched, left out: "
+            + ", ".join(absent)
+            + " (rerun once they are: the rows are added, the bounds reused)."
+        )
+    if burst:
+        text += "\n\n" + burst_section(
+            out, seeds=seeds, n=burst_n, memories=burst_memories, time_models=time_models, **engine
+        )
+    return write_report(out, NAME, text)
+
+
+def _registered(policy: str) -> bool:
+    """Whether ``policy`` parses; False for a policy of :data:`ALGORITHM_POLICIES` that this
+    lpsched does not have (no plug-in of that name loads). Raises ``KeyError`` for any other
+    unknown name."""
+    try:
+        parse_policy(policy)  # a plug-in of that name may load
+    except KeyError:
+        if policy in ALGORITHM_POLICIES and policy not in POLICIES:
+            return False
+        raise
+    return True
+
+
+def _bound_sweep(
+    specs: Sequence[tuple[str, int, int, int]],
+    limits: Mapping[int, float],
+    out: Path,
+    engine: Mapping[str, Any],
+) -> list[dict[str, str]]:
+    """The bounds sweep: one certify run per instance, longest time limit first."""
     bound_tasks = [
         Task({"workload": w, "n": n, "memory": m, "seed": s, "time_limit": limits[n]})
         for w, n, m, s in sorted(specs, key=lambda spec: -limits[spec[1]])
     ]
-    bound_rows = run_sweep(
+    return run_sweep(
         Sweep(
             f"{NAME}-bounds",
             BOUND_FIELDS,
@@ -735,6 +732,18 @@ def run(
         out,
         **engine,
     )
+
+
+def _policy_sweep(
+    specs: Sequence[tuple[str, int, int, int]],
+    pols: Sequence[str],
+    options: Mapping[str, Any],
+    intervals: str,
+    lp_max_nonzeros: int | None,
+    out: Path,
+    engine: Mapping[str, Any],
+) -> list[dict[str, str]]:
+    """The policies sweep: every policy on every instance, the largest ``n`` first."""
     params: dict[str, Any] = {"intervals": intervals, "lp_max_nonzeros": lp_max_nonzeros}
     if options:
         params["policy_options"] = options
@@ -745,7 +754,7 @@ def run(
         )
         for w, n, m, s in sorted(specs, key=lambda spec: -spec[1])
     ]
-    policy_rows = run_sweep(
+    return run_sweep(
         Sweep(
             NAME,
             POLICY_FIELDS,
@@ -766,22 +775,3 @@ def run(
         out,
         **engine,
     )
-    if ratios_csv is None and any((out / f).is_file() for f in _RATIO_FILES):
-        ratios_csv = out
-    worst = None if ratios_csv is None else worst_ratios(ratios_csv)
-    text = "## Policies against certified bounds\n\n" + algorithm_table(
-        bound_rows, policy_rows, pols, worst=worst, intervals=intervals
-    )
-    if ratios_csv is not None:
-        text += f"\n\nWorst TEL/OPT found: from {ratios_csv}."
-    if absent:
-        text += (
-            "\n\nNot registered in this lpsched, left out: "
-            + ", ".join(absent)
-            + " (rerun once they are: the rows are added, the bounds reused)."
-        )
-    if burst:
-        text += "\n\n" + burst_section(
-            out, seeds=seeds, n=burst_n, memories=burst_memories, time_models=time_models, **engine
-        )
-    return write_report(out, NAME, text)

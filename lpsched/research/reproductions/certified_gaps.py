@@ -64,12 +64,12 @@ from ...certify.methods import METHODS
 from ...generators.small import EXACT_WORKLOADS
 from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, generate
 from ...instance import Instance
-from ...policies.registry import PluginError, check_policy_options, parse_policy, run_policy
+from ...policies.registry import PluginError, parse_policy, run_policy
 from ...solvers.options import check_time_limit
 from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import markdown_table, write_report
-from .choices import check_choices
+from ...sweeps.tables import counts, markdown_table, mean_max, write_report
+from .choices import check_choices, check_policies
 
 __all__ = [
     "NAME",
@@ -283,11 +283,7 @@ def run(
             "paper_seeds: seed 0 of paper-mix at n = 2000 is the default instance, which the "
             "table has already; choose other seeds"
         )
-    pols = list(dict.fromkeys(policies))
-    for p in pols:
-        parse_policy(p)  # an unknown name fails here, before any solve
-    options = dict(policy_options or {})
-    check_policy_options(pols, options, RESERVED_OPTIONS)
+    pols, options = check_policies(policies, policy_options, RESERVED_OPTIONS)
     params: dict[str, Any] = {"lp_max_nonzeros": lp_max_nonzeros}
     if options:
         params["policy_options"] = options
@@ -484,14 +480,6 @@ def _check_instance(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
     return None
 
 
-def _mean_max(values: Sequence[float]) -> str:
-    return f"{np.mean(values):.3f} / {max(values):.3f}"
-
-
-def _counts(values: Sequence[str]) -> str:
-    return ", ".join(f"{k} {c}" for k, c in Counter(values).most_common())
-
-
 def certified_gap_table(
     rows: Sequence[Mapping[str, str]], policies: Sequence[str] = CERTIFIED_POLICIES
 ) -> str:
@@ -544,16 +532,16 @@ def certified_gap_table(
             "M": rs[0]["memory"],
             "instances": len(by_seed),
             "time limit s": f"{float(rs[0]['time_limit']):g}",
-            "best / bound": _mean_max([best[s] / bound[s] for s in by_seed]),
+            "best / bound": mean_max([best[s] / bound[s] for s in by_seed]),
             "proven optimal": f"{proven}/{len(by_seed)}",
-            "bound by": _counts(bound_by),
-            "best by": _counts(best_by),
+            "bound by": counts(bound_by),
+            "best by": counts(best_by),
             "certify s mean / max": f"{np.mean(secs):.1f} / {max(secs):.1f}",
         }
         for policy in policies:
             pr = [r for r in rs if r["policy"] == policy]
             ran = [r for r in pr if r["tel"] != ""]
-            cell = _mean_max([int(r["tel"]) / bound[r["seed"]] for r in ran]) if ran else "-"
+            cell = mean_max([int(r["tel"]) / bound[r["seed"]] for r in ran]) if ran else "-"
             failed = [r for r in pr if r["tel"] == ""]
             if failed:
                 why = Counter(r["note"].split(":", 1)[0] for r in failed).most_common(1)[0][0]

@@ -1,4 +1,5 @@
-"""A study's choices (its workloads or families), checked before any row is computed.
+"""A study's choices (its workloads or families, its policies and their options), checked
+before any row is computed.
 
 Source: ours. A name outside the study's list is a mistake on the command line, not a failure
 of the study: the command line reports :class:`StudyChoiceError` as a usage error (exit 2).
@@ -6,9 +7,12 @@ of the study: the command line reports :class:`StudyChoiceError` as a usage erro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-__all__ = ["StudyChoiceError", "check_choices"]
+from ...policies.registry import check_policy_options, parse_policy
+
+__all__ = ["StudyChoiceError", "check_choices", "check_policies"]
 
 
 class StudyChoiceError(KeyError):
@@ -43,3 +47,40 @@ def check_choices(kind: str, chosen: Iterable[str], known: Iterable[str], hint: 
                 f"unknown {kind} {name!r}; known: {', '.join(names)}"
                 + (f". {hint}" if hint else "")
             )
+
+
+def check_policies(
+    policies: Iterable[str],
+    policy_options: Mapping[str, Any] | None = None,
+    reserved: Mapping[str, str] | None = None,
+) -> tuple[list[str], dict[str, Any]]:
+    """The policies of a study without repeats, every name parsed, and the options checked.
+
+    Parameters
+    ----------
+    policies : iterable of str
+        Registry names (``NAME+backfill`` allowed), in the study's order.
+    policy_options : mapping, optional
+        Keyword options for the policies that declare them.
+    reserved : mapping of str to str, optional
+        Options the study sets itself, each with the reason shown.
+
+    Returns
+    -------
+    (list of str, dict)
+        The policies in first-seen order, and a copy of the options.
+
+    Raises
+    ------
+    KeyError
+        An unknown policy name (before any option is checked).
+    PolicySelectionError
+        An option in ``reserved``, or one that none of the policies declares
+        (:func:`~lpsched.policies.registry.check_policy_options`).
+    """
+    pols = list(dict.fromkeys(policies))
+    for p in pols:
+        parse_policy(p)  # an unknown name fails here, before any solve
+    options = dict(policy_options or {})
+    check_policy_options(pols, options, reserved)
+    return pols, options

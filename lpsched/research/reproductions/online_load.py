@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -46,34 +47,24 @@ DESCRIPTION = (
     "arrivals"
 )
 ONLINE_POLICIES = ("online-fcfs", "online-mcsf", "online-sorted-f")
-ONLINE_FIELDS = [
-    "source",
-    "load",
-    "seed",
-    "n",
-    "memory",
-    "policy",
-    "rate",
-    "round_ms",
+_SHORT = {"online-fcfs": "FCFS", "online-mcsf": "MC-SF", "online-sorted-f": "RH-SF"}
+#: The columns of both tables before their figures: the task, its size and the policy.
+_RUN_FIELDS = ["source", "load", "seed", "n", "memory", "policy"]
+#: The figures of :func:`~lpsched.schedule.latency_stats` in the table in rounds.
+_ROUND_STATS = (
     "mean_latency",
     "p50_latency",
     "p90_latency",
     "p99_latency",
     "throughput",
     "makespan",
-    "replans",
-    "runtime_s",
-]
+)
+ONLINE_FIELDS = [*_RUN_FIELDS, "rate", "round_ms", *_ROUND_STATS, "replans", "runtime_s"]
 TRACE_FILE = "splitwise_conv.csv"
 #: The sweep (and CSV) of the study in seconds.
 SECONDS_NAME = "online-load-seconds"
 SECONDS_FIELDS = [
-    "source",
-    "load",
-    "seed",
-    "n",
-    "memory",
-    "policy",
+    *_RUN_FIELDS,
     "rate_s",
     "round_ms",
     "time_scale",
@@ -93,25 +84,47 @@ SECONDS_FIELDS = [
 ]
 
 
+@dataclass(frozen=True)
+class _Setting:
+    """What every task of a run shares: requests per run ``n``, the budget ``memory``
+    (tokens), Sorted-F's Phase-1 ``solver``, the trace folder (None: no trace source) and the
+    workload of the source ``poisson``."""
+
+    n: int
+    memory: int
+    solver: str
+    trace_dir: Path | None
+    workload: str = PAPER_WORKLOAD
+
+    def poisson(self, seed: int) -> Instance:
+        """The requests of the source ``poisson``, all at round 0."""
+        return generate(self.workload, self.n, self.memory, seed=seed)
+
+    def trace(self, seed: int) -> tuple[Path, np.ndarray, np.ndarray, np.ndarray | None, int]:
+        """The trace file, its lengths ``s, o`` and arrivals ``t``, and the offset of window
+        ``seed`` (``3 n seed`` modulo the rows)."""
+        assert self.trace_dir is not None
+        path = self.trace_dir / TRACE_FILE
+        s, o, t = read_trace_csv(path)
+        return path, s, o, t, (seed * 3 * self.n) % max(1, s.size - self.n)
+
+
+def _task(params: Mapping[str, Any]) -> tuple[str, float, int]:
+    """A task's ``(source, load, seed)``."""
+    return params["source"], float(params["load"]), params["seed"]
+
+
 def _online_instance(
-    source: str,
-    load: float,
-    seed: int,
-    n: int,
-    memory: int,
-    trace_dir: Path | None,
-    workload: str = PAPER_WORKLOAD,
+    setting: _Setting, source: str, load: float, seed: int
 ) -> tuple[Instance, float, float]:
     """Instance at nominal load ``load``; returns (instance, rate per round, round ms or nan)."""
+    n, memory = setting.n, setting.memory
     if source == "poisson":
-        base = generate(workload, n, memory, seed=seed)
+        base = setting.poisson(seed)
         rate = load * nominal_capacity(base.prefill, base.decode, memory)
-        inst = generate(workload, n, memory, seed=seed, arrival_rate=rate)
+        inst = generate(setting.workload, n, memory, seed=seed, arrival_rate=rate)
         return inst, rate, float("nan")
-    assert trace_dir is not None
-    path = trace_dir / TRACE_FILE
-    s, o, _ = read_trace_csv(path)
-    offset = (seed * 3 * n) % max(1, s.size - n)
+    path, s, o, _, offset = setting.trace(seed)
     rate = load * nominal_capacity(s[offset : offset + n], o[offset : offset + n], memory)
     inst = trace_window(path, n, memory, offset=offset, rate=rate)
     return inst, rate, 1000.0 * inst.metadata["round_s"]
@@ -201,13 +214,7 @@ def run(
         for load in loads
         for seed in seeds
     ]
-    common: dict[str, Any] = {
-        "n": n,
-        "memory": memory,
-        "solver": solver,
-        "trace_dir": tdir,
-        "workload": workload,
-    }
+    setting = _Setting(n, memory, solver, tdir, workload)
     params: dict[str, Any] = {
         "n": n,
         "memory": memory,
@@ -217,7 +224,7 @@ def run(
     }
     if model is None:
         name, fields, check = NAME, ONLINE_FIELDS, _check_row
-        compute = partial(_load_rows, **common)
+        compute = partial(_load_rows, setting=setting)
         types: dict[str, Callable[[str], Any]] = {
             "mean_latency": finite_float,
             "p50_latency": finite_float,
@@ -227,7 +234,7 @@ def run(
         }
     else:
         name, fields, check = SECONDS_NAME, SECONDS_FIELDS, _check_seconds_row
-        compute = partial(_seconds_rows, model=model.spec, **common)
+        compute = partial(_seconds_rows, setting=setting, model=model.spec)
         params["time_model"] = model.to_dict()
         types = {
             "mean_latency_s": finite_float,
@@ -268,39 +275,20 @@ def run(
 
 
 def _load_rows(
-    params: Mapping[str, Any],
-    missing: list[dict[str, Any]],
-    *,
-    n: int,
-    memory: int,
-    solver: str,
-    trace_dir: Path | None,
-    workload: str = PAPER_WORKLOAD,
+    params: Mapping[str, Any], missing: list[dict[str, Any]], *, setting: _Setting
 ) -> Iterator[dict[str, Any]]:
     """One (source, load, seed): every missing online policy on one arrival sequence."""
-    inst, rate, round_ms = _online_instance(
-        params["source"], float(params["load"]), params["seed"], n, memory, trace_dir, workload
-    )
+    inst, rate, round_ms = _online_instance(setting, *_task(params))
     for key in missing:
-        sched = run_policy(inst, key["policy"], solver=solver).check()
+        sched = run_policy(inst, key["policy"], solver=setting.solver).check()
         st = latency_stats(sched)
         yield {
             **key,
-            "n": n,
-            "memory": memory,
+            "n": setting.n,
+            "memory": setting.memory,
             "rate": rate,
             "round_ms": round_ms,
-            **{
-                k: st[k]
-                for k in (
-                    "mean_latency",
-                    "p50_latency",
-                    "p90_latency",
-                    "p99_latency",
-                    "throughput",
-                    "makespan",
-                )
-            },
+            **{k: st[k] for k in _ROUND_STATS},
             "replans": sched.info.get("replans", "-"),
             "runtime_s": sched.info["runtime_s"],
         }
@@ -343,11 +331,23 @@ def _versus_rh_sorted_f(
     return ratios, wins
 
 
-def _online_table(rows, src: str, n: int) -> str:
-    short = {"online-fcfs": "FCFS", "online-mcsf": "MC-SF", "online-sorted-f": "RH-SF"}
+def _by_load(rows) -> tuple[list[float], dict[tuple[float, Any, str], Any], list[Any]]:
+    """The loads, the rows by ``(load, seed, policy)``, and the seeds."""
     loads = sorted({float(r["load"]) for r in rows})
     by = {(float(r["load"]), r["seed"], r["policy"]): r for r in rows}
-    seeds = sorted({r["seed"] for r in rows})
+    return loads, by, sorted({r["seed"] for r in rows})
+
+
+def _versus_cells(row: dict[str, Any], by, load: float, seeds: Sequence[Any], stat: str) -> None:
+    """Add to ``row`` MC-SF's and FCFS's ``stat`` over RH-Sorted-F's and the seeds it wins."""
+    ratios, wins = _versus_rh_sorted_f(by, load, seeds, stat)
+    for p, ratio in ratios.items():
+        row[f"{_SHORT[p]}/RH-SF"] = f"{ratio:.3f}"
+    row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
+
+
+def _online_table(rows, src: str, n: int) -> str:
+    loads, by, seeds = _by_load(rows)
     out = []
     for load in loads:
         row: dict[str, Any] = {"load rho": f"{load:g}"}
@@ -357,11 +357,8 @@ def _online_table(rows, src: str, n: int) -> str:
         for stat, lab in (("mean_latency", "mean"), ("p99_latency", "p99")):
             for p in ONLINE_POLICIES:
                 v = [float(by[(load, s, p)][stat]) for s in seeds if (load, s, p) in by]
-                row[f"{lab} {short[p]}"] = f"{np.mean(v):.0f}" if v else "-"
-        ratios, wins = _versus_rh_sorted_f(by, load, seeds, "mean_latency")
-        for p, ratio in ratios.items():
-            row[f"{short[p]}/RH-SF"] = f"{ratio:.3f}"
-        row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
+                row[f"{lab} {_SHORT[p]}"] = f"{np.mean(v):.0f}" if v else "-"
+        _versus_cells(row, by, load, seeds, "mean_latency")
         out.append(row)
     title = {
         "poisson": "Poisson arrivals, the paper's mix (or the workload given)",
@@ -374,17 +371,26 @@ def _online_table(rows, src: str, n: int) -> str:
     return head + "\n\n" + markdown_table(out, list(out[0]))
 
 
-def _online_figure(rows, src: str):
-    from ...plotting.curves import plot_panels
-
+def _latency_panels(rows, stats: Sequence[str], ylabel: Callable[[str], str]) -> list:
+    """One panel per column of ``stats``: each policy's mean over the seeds against the load,
+    labelled ``ylabel(stat)``."""
     panels = []
-    for stat in ("mean_latency", "p99_latency"):
+    for stat in stats:
         series = {}
         for p in ONLINE_POLICIES:
             m = mean_by([r for r in rows if r["policy"] == p], ("load",), stat)
             xs = sorted(m, key=lambda k: float(k[0]))
             series[p] = ([float(x[0]) for x in xs], [m[x] for x in xs])
-        panels.append((series, stat.replace("_", " ") + " (rounds)"))
+        panels.append((series, ylabel(stat)))
+    return panels
+
+
+def _online_figure(rows, src: str):
+    from ...plotting.curves import plot_panels
+
+    panels = _latency_panels(
+        rows, ("mean_latency", "p99_latency"), lambda stat: stat.replace("_", " ") + " (rounds)"
+    )
     return plot_panels(
         panels, xlabel="nominal load rho", title=f"Online load sweep ({src})", logy=True
     )
@@ -392,30 +398,20 @@ def _online_figure(rows, src: str):
 
 # ---------------------------------------------------------------------- in seconds
 def _seconds_instance(
-    source: str,
-    load: float,
-    seed: int,
-    n: int,
-    memory: int,
-    trace_dir: Path | None,
-    workload: str,
-    model: TimeModel,
-    solver: str,
+    setting: _Setting, source: str, load: float, seed: int, model: TimeModel
 ) -> tuple[Instance, float, float, float]:
     """The instance at load ``load`` in seconds: (instance with ``arrival_s``, rate in
     requests per second, saturated mean round ``d_bar`` in seconds, time scale of the trace's
     seconds or nan)."""
+    n, memory, solver = setting.n, setting.memory, setting.solver
     if source == "poisson":
-        base = generate(workload, n, memory, seed=seed)
+        base = setting.poisson(seed)
         cap_s, d_bar = seconds_capacity(base, model, solver=solver)
         rate = load * cap_s
-        inst = generate(workload, n, memory, seed=seed, arrival_rate_s=rate)
+        inst = generate(setting.workload, n, memory, seed=seed, arrival_rate_s=rate)
         return inst, rate, d_bar, float("nan")
-    assert trace_dir is not None
-    path = trace_dir / TRACE_FILE
-    s, o, t = read_trace_csv(path)
+    _, s, o, t, offset = setting.trace(seed)
     assert t is not None  # the conversation trace has arrived_at
-    offset = (seed * 3 * n) % max(1, s.size - n)
     sl = slice(offset, offset + n)
     base = Instance.from_arrays(s[sl], o[sl], memory, name=f"{TRACE_FILE}-o{offset}-n{n}")
     cap_s, d_bar = seconds_capacity(base, model, solver=solver)
@@ -427,32 +423,14 @@ def _seconds_instance(
 
 
 def _seconds_rows(
-    params: Mapping[str, Any],
-    missing: list[dict[str, Any]],
-    *,
-    n: int,
-    memory: int,
-    solver: str,
-    trace_dir: Path | None,
-    workload: str,
-    model: str,
+    params: Mapping[str, Any], missing: list[dict[str, Any]], *, setting: _Setting, model: str
 ) -> Iterator[dict[str, Any]]:
     """One (source, load, seed) in seconds: every missing online policy on one arrival
     sequence, on the clock of ``model`` (its command-line form: plug-ins parse in workers)."""
     tm = parse_time_model(model)
-    inst, rate, d_bar, scale = _seconds_instance(
-        params["source"],
-        float(params["load"]),
-        params["seed"],
-        n,
-        memory,
-        trace_dir,
-        workload,
-        tm,
-        solver,
-    )
+    inst, rate, d_bar, scale = _seconds_instance(setting, *_task(params), tm)
     for key in missing:
-        sched = run_policy(inst, key["policy"], solver=solver, time_model=tm).check()
+        sched = run_policy(inst, key["policy"], solver=setting.solver, time_model=tm).check()
         secs = to_seconds(sched, tm)
         st = secs.stats()
         P, D, K = round_loads(sched)
@@ -460,8 +438,8 @@ def _seconds_rows(
         d = tm.durations(P[busy], D[busy], K[busy])
         yield {
             **key,
-            "n": n,
-            "memory": memory,
+            "n": setting.n,
+            "memory": setting.memory,
             "rate_s": rate,
             "round_ms": 1000.0 * d_bar,
             "time_scale": scale,
@@ -489,13 +467,8 @@ def _check_seconds_row(v: Mapping[str, Any]) -> str | None:
     return None
 
 
-_SHORT = {"online-fcfs": "FCFS", "online-mcsf": "MC-SF", "online-sorted-f": "RH-SF"}
-
-
 def _seconds_table(rows, src: str, n: int, model: TimeModel) -> str:
-    loads = sorted({float(r["load"]) for r in rows})
-    by = {(float(r["load"]), r["seed"], r["policy"]): r for r in rows}
-    seeds = sorted({r["seed"] for r in rows})
+    loads, by, seeds = _by_load(rows)
 
     def mean(load: float, p: str, stat: str) -> float:
         v = [float(by[(load, s, p)][stat]) for s in seeds if (load, s, p) in by]
@@ -508,10 +481,7 @@ def _seconds_table(rows, src: str, n: int, model: TimeModel) -> str:
         for stat, lab in (("mean_latency_s", "mean"), ("p99_latency_s", "p99")):
             for p in ONLINE_POLICIES:
                 row[f"{lab} {_SHORT[p]} (s)"] = f"{mean(load, p, stat):.1f}"
-        ratios, wins = _versus_rh_sorted_f(by, load, seeds, "mean_latency_s")
-        for p, ratio in ratios.items():
-            row[f"{_SHORT[p]}/RH-SF"] = f"{ratio:.3f}"
-        row["RH-SF < both (seeds)"] = f"{wins}/{len(seeds)}"
+        _versus_cells(row, by, load, seeds, "mean_latency_s")
         main.append(row)
         for p in ONLINE_POLICIES:
             cost.append(
@@ -549,14 +519,11 @@ def _seconds_table(rows, src: str, n: int, model: TimeModel) -> str:
 def _seconds_figure(rows, src: str, model: TimeModel):
     from ...plotting.curves import plot_panels
 
-    panels = []
-    for stat in ("mean_latency_s", "p99_latency_s"):
-        series = {}
-        for p in ONLINE_POLICIES:
-            m = mean_by([r for r in rows if r["policy"] == p], ("load",), stat)
-            xs = sorted(m, key=lambda k: float(k[0]))
-            series[p] = ([float(x[0]) for x in xs], [m[x] for x in xs])
-        panels.append((series, stat.replace("_s", "").replace("_", " ") + " (s)"))
+    panels = _latency_panels(
+        rows,
+        ("mean_latency_s", "p99_latency_s"),
+        lambda stat: stat.replace("_s", "").replace("_", " ") + " (s)",
+    )
     return plot_panels(
         panels,
         xlabel="load rho (in seconds)",

@@ -29,11 +29,11 @@ import numpy as np
 
 from ...certify import lp_bound, solve_exact
 from ...generators.small import EXACT_WORKLOADS
-from ...policies.registry import check_policy_options, parse_policy, run_policy
+from ...policies.registry import run_policy
 from ...solvers.result import SolveStatus
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
-from .choices import check_choices
+from .choices import check_choices, check_policies
 
 __all__ = ["NAME", "DESCRIPTION", "GAP_POLICIES", "run", "gap_table", "mean_gaps"]
 
@@ -137,11 +137,7 @@ def run(
         An option that none of ``policies`` declares, or ``solver``.
     """
     check_choices("small workload", workloads, EXACT_WORKLOADS)
-    pols = list(dict.fromkeys(policies))
-    for p in pols:
-        parse_policy(p)  # an unknown name fails here, before any solve
-    options = dict(policy_options or {})
-    check_policy_options(pols, options, RESERVED_OPTIONS)
+    pols, options = check_policies(policies, policy_options, RESERVED_OPTIONS)
     params: dict[str, Any] = {"time_limit": time_limit}
     if options:
         params["policy_options"] = options

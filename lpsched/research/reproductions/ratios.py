@@ -23,6 +23,7 @@ schedule's TEL (so the ratio is a lower bound on the true one) and the CSV says 
 
 from __future__ import annotations
 
+import csv
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -34,11 +35,12 @@ import numpy as np
 
 from ...certify import lp_bound
 from ...generators.small import ASSUMPTION_WORKLOADS, RATIO_WORKLOADS, small_instance
-from ...policies.registry import check_policy_options, options_for, parse_policy, run_policy
+from ...policies.registry import options_for, parse_policy, run_policy
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
 from ..adversarial import search_row
 from ..cache import OptimumCache
+from .choices import check_policies
 from .theorems import (
     SORTED_F_BOUND,
     THEOREM_POLICIES,
@@ -53,8 +55,10 @@ __all__ = [
     "DESCRIPTION",
     "RATIO_POLICIES",
     "ALL_WORKLOADS",
+    "RATIO_FILES",
     "ratio_sweep",
     "ratio_summary",
+    "worst_ratios",
     "theorem_sweep",
     "run",
 ]
@@ -150,11 +154,7 @@ def ratio_sweep(
     ``ratio_opt >= 1`` always; ``ratio_lp >= ratio_opt`` since the LP value is a lower bound.
     Source: ours; the bound 48 is arXiv 2508.06133, section 4.
     """
-    pols = list(dict.fromkeys(policies))
-    for p in pols:
-        parse_policy(p)  # an unknown name fails here, before any solve
-    options = dict(policy_options or {})
-    check_policy_options(pols, options)
+    pols, options = check_policies(policies, policy_options)
     tasks = []
     for w in workloads:
         rows = tuple({"policy": p} for p in pols if applies(p, w))
@@ -390,6 +390,52 @@ def ratio_summary(rows: Sequence[Mapping[str, Any]]) -> str:
             "max TEL/LP",
         ],
     )
+
+
+#: The files of ``lpsched reproduce ratios`` with a ``ratio_opt`` column.
+RATIO_FILES = ("ratios.csv", "theorems.csv")
+
+
+def worst_ratios(*paths: str | os.PathLike[str]) -> dict[str, str]:
+    """The worst ``TEL / OPT`` per policy in the CSVs of the ``ratios`` reproduction.
+
+    Parameters
+    ----------
+    *paths : path-like
+        CSV files with the columns ``policy`` and ``ratio_opt`` (``ratios.csv`` and
+        ``theorems.csv`` of ``lpsched reproduce ratios``), or folders, of which the files
+        ``ratios.csv`` and ``theorems.csv`` that exist are read. Every row in them counts.
+
+    Returns
+    -------
+    dict
+        Policy -> ``"1.294 (workload n = 7, M = 16)"``; ``", OPT best known"`` is added when
+        the worst row's optimum was not proven (then the ratio is a lower bound on the true
+        one). Source: ours.
+    """
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += [path / f for f in RATIO_FILES if (path / f).is_file()]
+        else:
+            files.append(path)
+    worst: dict[str, dict[str, str]] = {}
+    for file in files:
+        with file.open(newline="", encoding="utf-8") as fh:
+            for r in csv.DictReader(fh):
+                try:
+                    ratio = float(r["ratio_opt"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+                best = worst.get(r.get("policy", ""))
+                if best is None or ratio > float(best["ratio_opt"]):
+                    worst[r.get("policy", "")] = r
+    cells = {}
+    for policy, r in worst.items():
+        where = f"{r.get('workload', '?')} n = {r.get('n', '?')}, M = {r.get('memory', '?')}"
+        known = "" if r.get("opt_status") == "optimal" else ", OPT best known"
+        cells[policy] = f"{float(r['ratio_opt']):.3f} ({where}{known})"
+    return cells
 
 
 def _registered(policy: str) -> bool:
