@@ -110,7 +110,7 @@ from ..formulations.horizon import Horizon, tight_horizon
 from ..formulations.time_indexed import TimeIndexedMatrix, resolve_horizon, time_indexed_matrix
 from ..instance import Instance
 from ..schedule import Schedule
-from ..solvers.backends.highs import new_highs, run_highs
+from ..solvers import new_highs, run_highs
 from ..solvers.options import (
     check_max_nonzeros,
     check_size,
@@ -119,8 +119,7 @@ from ..solvers.options import (
     shift_arrivals,
 )
 from ..solvers.result import Result
-from .window_pricing import _group_knapsack as _group_knapsack  # tests import it from here
-from .window_pricing import _Pricer, _set_time_limit, _Windows
+from .window_pricing import WindowPricer, Windows, set_time_limit
 
 __all__ = ["BOX", "EXACT_EVERY", "LP_SOLVERS", "TOLERANCE", "window_configuration_bound"]
 
@@ -136,7 +135,7 @@ LP_SOLVERS = ("ipm", "simplex", "pdlp")
 _RC_EPS = 1e-7  # a column enters the master when its reduced cost is below -_RC_EPS
 
 
-def _x_columns(mat: TimeIndexedMatrix, win: _Windows) -> tuple[np.ndarray, np.ndarray]:
+def _x_columns(mat: TimeIndexedMatrix, win: Windows) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise ``(start, index)`` of the ``x_{i,k}``: row ``i`` (``assign``) and the
     linking rows ``n + r`` of every window its run meets, all with coefficient +1."""
     by_col = np.argsort(win.link_col, kind="stable")
@@ -161,7 +160,7 @@ def _solve_optimal(h, deadline: float | None) -> tuple[float, np.ndarray]:
     import highspy
 
     if deadline is not None:
-        _set_time_limit(h, deadline)
+        set_time_limit(h, deadline)
     if run_highs(h, deadline):
         raise KeyboardInterrupt
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -178,7 +177,7 @@ class _Master:
     ``centre_r - delta <= mu_r <= centre_r + delta``); then the configurations.
     """
 
-    def __init__(self, mat: TimeIndexedMatrix, win: _Windows, threads: int | None) -> None:
+    def __init__(self, mat: TimeIndexedMatrix, win: Windows, threads: int | None) -> None:
         import highspy
 
         self.mat, self.win = mat, win
@@ -265,7 +264,7 @@ class _Master:
 
 
 def _arc_flow(
-    mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadline, solver: str
+    mat: TimeIndexedMatrix, win: Windows, threads: int | None, deadline, solver: str
 ) -> tuple[float, np.ndarray]:
     """``W = 1`` solved exactly, without column generation: ``(value, mu)``, the relaxation's
     value and the linking duals.
@@ -374,12 +373,12 @@ def _arc_flow(
     return value, y[n : n + nl]
 
 
-def _lp_duals(mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadline) -> np.ndarray:
+def _lp_duals(mat: TimeIndexedMatrix, win: Windows, threads: int | None, deadline) -> np.ndarray:
     """Linking multipliers from the time-indexed LP's memory duals ``y_t <= 0``:
     ``mu_{w,i,k} = sum_{t in w, k < t <= k + o_i} y_t (s_i + t - k)``, for which
     ``L(mu) >= LP`` (module docstring)."""
 
-    from ..solvers.backends.highs import build_highs
+    from ..solvers import build_highs
 
     h = build_highs(mat, relax=True, threads=threads)
     y = _solve_optimal(h, deadline)[1][mat.n_units :]  # memory rows t = 1..T
@@ -397,7 +396,7 @@ def _lp_duals(mat: TimeIndexedMatrix, win: _Windows, threads: int | None, deadli
     return mu
 
 
-def _lift(start: Result, mat: TimeIndexedMatrix, win: _Windows) -> np.ndarray:
+def _lift(start: Result, mat: TimeIndexedMatrix, win: Windows) -> np.ndarray:
     """The multipliers of ``start`` (windows of ``W'``) summed into the windows of ``win``:
     ``mu_{w,i,k} = sum_{w' in w} mu'_{w',i,k}``, so that ``L_W(mu) >= L_W'(mu')`` (the
     assignment term is the same, and a configuration of ``w`` restricts to one of each
@@ -409,7 +408,7 @@ def _lift(start: Result, mat: TimeIndexedMatrix, win: _Windows) -> np.ndarray:
             f"{start.info.get('slack')} does not nest in W = {win.W}, horizon {mat.T}, slack "
             f"{mat.slack} (same horizon, and W a multiple of its W)"
         )
-    old = _Windows.build(mat, old_w)
+    old = Windows.build(mat, old_w)
     key = (old.link_w * old_w // win.W) * mat.ncol + old.link_col
     rows = np.searchsorted(win.link_w * mat.ncol + win.link_col, key)
     mu = np.zeros(win.n_links)
@@ -417,7 +416,7 @@ def _lift(start: Result, mat: TimeIndexedMatrix, win: _Windows) -> np.ndarray:
     return mu
 
 
-def _assignment_term(mat: TimeIndexedMatrix, win: _Windows, mu: np.ndarray) -> float:
+def _assignment_term(mat: TimeIndexedMatrix, win: Windows, mu: np.ndarray) -> float:
     """``sum_i min_k (c_{i,k} - sum_w mu_{w,i,k})`` of the Lagrangian (module docstring)."""
     red = mat.cost - np.bincount(win.link_col, weights=mu, minlength=mat.ncol)
     best = np.full(mat.n_units, np.inf)
@@ -425,7 +424,7 @@ def _assignment_term(mat: TimeIndexedMatrix, win: _Windows, mu: np.ndarray) -> f
     return float(best.sum())
 
 
-def _configurations_of(mat: TimeIndexedMatrix, win: _Windows, start: np.ndarray) -> list:
+def _configurations_of(mat: TimeIndexedMatrix, win: Windows, start: np.ndarray) -> list:
     """The configuration ``q_w`` of schedule ``start`` in every window (validity argument)."""
     cols = np.array([mat.column(i, int(p)) for i, p in enumerate(start.tolist())])
     on = np.zeros(mat.ncol, dtype=bool)
@@ -445,14 +444,14 @@ class _Search:
     def __init__(
         self,
         mat: TimeIndexedMatrix,
-        win: _Windows,
+        win: Windows,
         threads: int | None,
         deadline: float | None,
         box: float,
     ) -> None:
         self.mat, self.win, self.threads, self.deadline = mat, win, threads, deadline
         self.master = _Master(mat, win, threads)
-        self.pricer = _Pricer(mat, win, threads)
+        self.pricer = WindowPricer(mat, win, threads)
         for w in range(win.n_windows):  # the empty configuration: the master is always feasible
             self.master.add(w, np.empty(0, dtype=np.int64))
         self.start_bound: float | None = None
@@ -497,9 +496,7 @@ class _Search:
         except _Stopped as exc:  # an LP ended without an optimum (the time limit): L stands
             self.stopped = str(exc)
 
-    def _starts(
-        self, start: Result | None, arc_flow: bool, lp_solver: str
-    ) -> list[np.ndarray]:
+    def _starts(self, start: Result | None, arc_flow: bool, lp_solver: str) -> list[np.ndarray]:
         """The first multipliers: the time-indexed LP's duals, the lifted ``start``, and for
         ``W = 1`` with ``arc_flow`` the arc-flow LP's duals (its value in ``arc_value``)."""
         mat, win = self.mat, self.win
@@ -699,7 +696,7 @@ def window_configuration_bound(
     check_size(shifted, T, slack, max_nonzeros)
     method = f"window-configuration-W{W}"
     mat = time_indexed_matrix(shifted, T, slack=slack)
-    search = _Search(mat, _Windows.build(mat, int(min(W, T))), threads, deadline, box)
+    search = _Search(mat, Windows.build(mat, int(min(W, T))), threads, deadline, box)
     if mat.fits(schedule.start):
         search.add(_configurations_of(mat, search.win, schedule.start))
     search.run(start, arc_flow, lp_solver)

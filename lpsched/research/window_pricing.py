@@ -1,12 +1,12 @@
 """The windows and the pricing problem of the window-configuration relaxation.
 
 The relaxation, its validity and its solution method are in :mod:`.window_configuration`;
-this module holds what one window needs. :class:`_Windows` numbers the linking rows (one per
+this module holds what one window needs. :class:`Windows` numbers the linking rows (one per
 window and time-indexed column whose run meets the window). The pricing problem of window
 ``w`` is ``min_{q in Q_w} sum_{(i,k) in q} mu_{w,i,k}``: a small binary program over the pairs
 with ``mu_{w,i,k} < 0``, at most one start per request, one memory row per round of ``w``.
-:class:`_Pricer` solves it exactly (a one-round window by the group-knapsack dynamic program
-:func:`_group_knapsack`, a longer one by HiGHS, whose dual bound is returned so that the
+:class:`WindowPricer` solves it exactly (a one-round window by the group-knapsack dynamic program
+:func:`group_knapsack`, a longer one by HiGHS, whose dual bound is returned so that the
 Lagrangian bound stays valid if the MIP stops short) or greedily (pairs by increasing ``mu``
 while they fit, a heuristic column).
 
@@ -23,13 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formulations.time_indexed import TimeIndexedMatrix
-from ..solvers.backends.highs import new_highs, run_highs
+from ..solvers import new_highs, run_highs
 
 _MU_EPS = 1e-9  # pricing candidates: linking duals below -_MU_EPS
 
 
 @dataclass(frozen=True, eq=False)
-class _Windows:
+class Windows:
     """The linking rows: one per (window, column of ``mat`` whose run meets the window).
 
     ``bounds[w] = (first, last)`` rounds of window ``w``; ``link_w``, ``link_col`` the window and
@@ -44,7 +44,7 @@ class _Windows:
     first_link: np.ndarray
 
     @classmethod
-    def build(cls, mat: TimeIndexedMatrix, W: int) -> _Windows:
+    def build(cls, mat: TimeIndexedMatrix, W: int) -> Windows:
         T = mat.T
         nw = -(-T // W)
         bounds = [(j * W + 1, min((j + 1) * W, T)) for j in range(nw)]
@@ -82,13 +82,13 @@ def _configuration_fits(mat: TimeIndexedMatrix, cols: np.ndarray, first: int, la
     return bool((use <= inst.memory).all())
 
 
-def _set_time_limit(h, deadline: float) -> None:
+def set_time_limit(h, deadline: float) -> None:
     """HiGHS' ``time_limit`` for a run that must end by ``deadline`` (``perf_counter``): the
     option bounds the object's run time summed over all its runs, so add what it has used."""
     h.setOptionValue("time_limit", h.getRunTime() + max(1e-3, deadline - time.perf_counter()))
 
 
-def _group_knapsack(
+def group_knapsack(
     group: np.ndarray, weight: np.ndarray, value: np.ndarray, cols: np.ndarray, capacity: int
 ) -> tuple[float, np.ndarray]:
     """Exact pricing of a one-round window by dynamic programming: at most one item per group
@@ -124,10 +124,10 @@ def _group_knapsack(
     return float(f[capacity]), np.sort(cols[np.array(chosen, dtype=np.int64)])
 
 
-class _Pricer:
+class WindowPricer:
     """The pricing problem of every window, solved as a small binary program by HiGHS."""
 
-    def __init__(self, mat: TimeIndexedMatrix, win: _Windows, threads: int | None) -> None:
+    def __init__(self, mat: TimeIndexedMatrix, win: Windows, threads: int | None) -> None:
         self.mat, self.win = mat, win
         self.h = new_highs()
         if threads is not None:
@@ -179,7 +179,7 @@ class _Pricer:
         s = mat.instance.prefill[units]
         o = mat.instance.decode[units]
         if first == last:
-            return _group_knapsack(units, s + first - k, mu[cand], cols, mat.instance.memory)
+            return group_knapsack(units, s + first - k, mu[cand], cols, mat.instance.memory)
         # rows: memory of rounds first..last, then at most one start per unit (when >= 2)
         nt = last - first + 1
         _, gub_of, gub_size = np.unique(units, return_inverse=True, return_counts=True)
@@ -220,7 +220,7 @@ class _Pricer:
         h = self.h
         h.clearModel()
         if deadline is not None:
-            _set_time_limit(h, deadline)
+            set_time_limit(h, deadline)
         h.passModel(lp)
         if run_highs(h, deadline):
             raise KeyboardInterrupt

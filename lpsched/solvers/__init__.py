@@ -21,14 +21,15 @@ policy (the driver :func:`lpsched.certify.solve` finds the upper-bound schedule 
 
 The certify methods (:mod:`lpsched.certify.methods`) use the names of this package only: the
 solves above, and for a model of their own the back ends' building blocks (HiGHS:
-:func:`~.backends.highs.build_highs`, :func:`~.backends.highs.set_start`,
+:func:`~.backends.highs.new_highs`, :func:`~.backends.highs.build_highs`,
+:func:`~.backends.highs.set_start`,
 :func:`~.backends.highs.run_highs`; CP-SAT: :func:`~.backends.cpsat.build_cpsat`,
 :func:`~.backends.cpsat.configure_solver`, :func:`~.backends.cpsat.solution_callback`,
 :class:`~.backends.cpsat.BuildTimeout`; and :func:`~.result.run_interruptible`).
 """
 
 from .backends.cpsat import BuildTimeout, build_cpsat, configure_solver, solution_callback
-from .backends.highs import build_highs, run_highs, set_start
+from .backends.highs import build_highs, new_highs, run_highs, set_start
 from .options import SolveOptions
 from .result import Event, LPSolution, LPTooLargeError, Result, SolveStatus, run_interruptible
 from .solve import (
@@ -52,6 +53,7 @@ __all__ = [
     "relaxation_bound",
     "write_model",
     "build_highs",
+    "new_highs",
     "set_start",
     "run_highs",
     "build_cpsat",

@@ -19,7 +19,8 @@ from lpsched.formulations.horizon import tight_horizon
 from lpsched.formulations.time_indexed import time_indexed_matrix
 from lpsched.instance import Instance
 from lpsched.policies.local_search import best_heuristic
-from lpsched.research.window_configuration import _group_knapsack, window_configuration_bound
+from lpsched.research.window_configuration import window_configuration_bound
+from lpsched.research.window_pricing import group_knapsack
 
 EPS = 1e-6
 
@@ -190,7 +191,7 @@ def test_group_knapsack_is_exact(items, capacity):
     weight = np.array([w for _, w, _ in items])
     value = np.array([v / 4 for _, _, v in items])
     cols = np.arange(100, 100 + len(items))
-    best, chosen = _group_knapsack(group, weight, value, cols, capacity)
+    best, chosen = group_knapsack(group, weight, value, cols, capacity)
     brute = 0.0
     for r in range(1, len(items) + 1):
         for sub in itertools.combinations(range(len(items)), r):

@@ -65,7 +65,7 @@ from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import counts, markdown_table, mean_max, write_report
 from .burst import BURST_TIME_MODELS, burst_section
-from .certified_gaps import _PHASE1, _optional, _time_limits, certified_instance
+from .certified_gaps import PHASE1, certified_instance, optional_cell, time_limits_by_size
 from .choices import check_choices, check_policies
 from .ratios import RATIO_FILES, worst_ratios
 
@@ -242,7 +242,7 @@ def _family(workload: str) -> str:
 
 
 def _phase1(workload: str) -> str:
-    return "auto" if workload == _COMMON else _PHASE1[workload]
+    return "auto" if workload == _COMMON else PHASE1[workload]
 
 
 # --------------------------------------------------------------------------- bounds sweep
@@ -657,7 +657,7 @@ def run(
         [p for p in policies if p not in absent], policy_options, RESERVED_OPTIONS
     )
     specs = _specs(workloads, sizes, seeds, memories)
-    limits = _time_limits(
+    limits = time_limits_by_size(
         sorted({n for _, n, _, _ in specs}),
         time_limits
         if time_limits is not None and not isinstance(time_limits, Mapping)
@@ -767,7 +767,7 @@ def _policy_sweep(
             types={
                 "n": int,
                 "memory": int,
-                "tel": _optional(int),
+                "tel": optional_cell(int),
                 "policy_s": seconds,
             },
             check=_check_policy_row,

@@ -93,10 +93,11 @@ CERTIFIED_POLICIES = ("fcfs", "mcsf", "size", "sorted-f", "sorted-lp")
 PAPER_WORKLOADS = ("default", PAPER_WORKLOAD)
 DEFAULT_SIZES = (30, 100, 200, PAPER_N)
 #: Seconds of certify per instance, by ``n``: the default reproduction (30 small instances and
-#: two at n = 2000) is about 30 minutes of wall time on 2 workers. The issue's targets are
+#: two at n = 2000) is about 30 minutes of wall time on 2 workers; the targets were
 #: ``{30: 60, 200: 300, 2000: 600}``.
 DEFAULT_TIME_LIMITS: dict[int, float] = {30: 30.0, 100: 60.0, 200: 120.0, PAPER_N: 600.0}
-_PHASE1 = {
+#: Sorted-F's Phase-1 solver per workload (``dp`` where ``M`` is small, ``swap`` at n = 2000).
+PHASE1 = {
     "paper-scaled": "auto",
     "scaled-mix": "dp",
     "uniform-small": "dp",
@@ -180,7 +181,7 @@ def certified_instance(workload: str, n: int, seed: int) -> Instance:
     raise KeyError(f"unknown workload {workload!r}; known: {known}")
 
 
-def _time_limits(
+def time_limits_by_size(
     sizes: Sequence[int], time_limits: Mapping[int, float] | float | None
 ) -> dict[int, float]:
     """Seconds per size: one number for all, or a mapping over :data:`DEFAULT_TIME_LIMITS`."""
@@ -287,7 +288,7 @@ def run(
     params: dict[str, Any] = {"lp_max_nonzeros": lp_max_nonzeros}
     if options:
         params["policy_options"] = options
-    limits = _time_limits(sizes, time_limits)
+    limits = time_limits_by_size(sizes, time_limits)
     rows = tuple({"policy": p} for p in pols)
     specs = [
         (w, n, seed)
@@ -321,8 +322,8 @@ def run(
             "seed": int,
             "memory": int,
             "time_limit": seconds,
-            "tel": _optional(int),
-            "policy_s": _optional(seconds),
+            "tel": optional_cell(int),
+            "policy_s": optional_cell(seconds),
             "certify_tel": int,
             "best_tel": int,
             "bound": finite_float,
@@ -355,7 +356,7 @@ def _instance_rows(
                 inst,
                 policy,
                 **(options or {}),
-                solver=_PHASE1[w],
+                solver=PHASE1[w],
                 max_nonzeros=lp_max_nonzeros,
             )
         except LPTooLargeError as exc:
@@ -397,7 +398,7 @@ def _instance_rows(
         }
 
 
-def _optional(parse):
+def optional_cell(parse):
     """A parser for a cell that may be empty (a policy that could not run)."""
 
     def parse_optional(text: str):
