@@ -4,8 +4,10 @@
 (TEL, mean latency, makespan, peak memory, evictions, wall time, ratio to the best TEL; with a
 time model the same schedules read in seconds), the policies that could not run on this
 instance (a documented refusal: the LP of ``sorted-lp`` too large, GBA-D's profile too long),
-and the seed paper's headline ratios (FCFS / Sorted-F, MC-SF / Sorted-F) measured here. The
-command line prints a :class:`Comparison`; notebooks and reproductions can call it too.
+and the seed paper's headline ratios (FCFS / Sorted-F, MC-SF / Sorted-F) measured here.
+:meth:`Comparison.summary` is the text of ``lpsched run`` and :meth:`Comparison.to_dict` its
+``--json``; :func:`default_policies` and :func:`check_clock` choose and check its policies.
+Notebooks and reproductions can call all of them too.
 
 Source: ours; the paper's ratios are arXiv 2508.06133, section 6.
 """
@@ -16,17 +18,36 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tabulate import tabulate
+
 from .generators.workloads import MIXTURES, PAPER_MEMORY, PAPER_N, headline_ratios
 from .instance import Instance
 from .policies.pipeline import ProfileTooLongError
-from .policies.registry import run_policy
+from .policies.registry import CLOCK_POLICIES, PolicySelectionError, parse_policy, run_policy
+from .policies.sorted_f import resolve_phase1
 from .solvers.result import LPTooLargeError
 from .timing import TimeModel, to_seconds
+from .timing.seconds import SECONDS_COLUMNS, model_line, seconds_cell
 
-__all__ = ["SKIPPED", "Comparison", "compare_policies"]
+__all__ = [
+    "DEFAULT_ONLINE_POLICIES",
+    "DEFAULT_POLICIES",
+    "SKIPPED",
+    "Comparison",
+    "check_clock",
+    "compare_policies",
+    "default_policies",
+]
 
 #: The refusals that skip a policy instead of stopping the comparison.
 SKIPPED = (LPTooLargeError, ProfileTooLongError)
+
+#: The default comparison of an offline instance: the seed paper's four and ``volume``, SVF's
+#: order (arXiv 2606.22327), the best of the algorithms that followed it on the paper's workload
+#: (``docs/results/algorithms.md``).
+DEFAULT_POLICIES = ("fcfs", "mcsf", "size", "sorted-f", "volume")
+#: The default comparison of an instance with arrivals.
+DEFAULT_ONLINE_POLICIES = ("online-fcfs", "online-mcsf", "online-sorted-f")
 
 
 @dataclass(frozen=True)
@@ -56,6 +77,9 @@ class Comparison:
     clocked : bool
         Whether the policies admitted requests on the time model's clock (an instance with
         ``arrival_s``; SPEC section 10).
+    phase1 : str
+        The Sorted-F Phase-1 solver of the policies that declare the option ``solver``
+        (:func:`lpsched.policies.sorted_f.resolve_phase1` of the option, ``auto`` without it).
     """
 
     instance: Instance
@@ -65,6 +89,172 @@ class Comparison:
     papers_setting: bool
     time_model: TimeModel | None
     clocked: bool
+    phase1: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``lpsched run --json``: the instance, the Phase-1 solver and the comparison.
+
+        Returns
+        -------
+        dict
+            ``instance`` (name), ``n``, ``memory`` (tokens), ``phase1``, ``time_model`` (with
+            one), ``arrivals_in_seconds`` (only when :attr:`clocked`), ``results``,
+            ``skipped``, ``paper_ratios``. Source: ours.
+        """
+        inst, model = self.instance, self.time_model
+        out: dict[str, Any] = {
+            "instance": inst.name,
+            "n": inst.n,
+            "memory": inst.memory,
+            "phase1": self.phase1,
+        }
+        if model is not None:
+            out["time_model"] = model.to_dict()
+        if self.clocked:  # only then: the output without arrival_s is as before
+            out["arrivals_in_seconds"] = True
+        out.update(results=self.results, skipped=self.skipped, paper_ratios=self.paper_ratios)
+        return out
+
+    def summary(self) -> str:
+        """``lpsched run``'s tables: rounds, seconds (with a time model), the skipped policies,
+        the paper's ratios (in the paper's setting) and notes on arrivals. Source: ours."""
+        inst, model = self.instance, self.time_model
+        names = [r["policy"] for r in self.results + self.skipped]
+        uses_phase1 = any("solver" in parse_policy(name)[0].options for name in names)
+        lines = [
+            f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens"
+            + (f", Sorted-F Phase 1: {self.phase1}" if uses_phase1 else ""),
+            self._rounds_table(),
+        ]
+        if model is not None:
+            lines += ["", model_line(model)]
+            if self.clocked:
+                lines.append(
+                    "arrivals in seconds (arrival_s): the policies admitted each request once "
+                    "it had arrived on this clock; latencies count from arrival_s"
+                )
+            rows = [
+                [r["policy"]] + [seconds_cell(r, key, fmt) for key, _, fmt in SECONDS_COLUMNS]
+                for r in self.results
+            ]
+            lines.append(_table(rows, ["policy"] + [head for _, head, _ in SECONDS_COLUMNS]))
+        lines += [f"skipped {r['policy']}: {r['error']}" for r in self.skipped]
+        if self.paper_ratios and self.papers_setting:
+            lines += ["", self._paper_table()]
+        if inst.arrival_s is not None and model is None:
+            lines.append(
+                "note: this instance has arrivals in seconds (arrival_s); with --time-model NAME "
+                "the online policies admit by them on that model's clock (SPEC section 10), "
+                "without it every policy uses the arrival rounds"
+            )
+        if not inst.offline and any(parse_policy(n)[0].backfill for n in names):
+            lines.append(
+                "note: this instance has arrivals; a strict list policy waits for the head "
+                "of its list to arrive (SPEC section 4). The online-* policies list only "
+                "arrived requests (SPEC section 5)."
+            )
+        return "\n".join(lines)
+
+    def _rounds_table(self) -> str:
+        """The table in rounds (with evictions and wasted tokens when a policy evicted)."""
+        headers = [
+            "policy",
+            "TEL (rounds)",
+            "mean latency (rounds)",
+            "ratio to best",
+            "wall time (s)",
+        ]
+        evicting = any(r["evictions"] for r in self.results)
+        if evicting:
+            headers[4:4] = ["evictions", "wasted tokens"]
+        rows = []
+        for r in self.results:
+            row = [
+                r["policy"],
+                r["tel"],
+                f"{r['mean_latency']:.1f}",
+                f"{r['ratio_to_best']:.3f}",
+                f"{r['runtime_s']:.3f}",
+            ]
+            if evicting:
+                row[4:4] = [r["evictions"], r["wasted_tokens"]]
+            rows.append(row)
+        return _table(rows, headers)
+
+    def _paper_table(self) -> str:
+        """The paper's ratios measured here (and volume / Sorted-F), with the paper's source."""
+        seconds = self.time_model is not None
+        by_name = {r["policy"]: r for r in self.results}
+        rows = [
+            [p["ratio"], f"{p['value']:.2f}"]
+            + ([f"{p['value_s']:.2f}"] if seconds else [])
+            + [f"{p['paper']:.2f}"]
+            for p in self.paper_ratios
+        ]
+        if "volume" in by_name and by_name.get("sorted-f", {}).get("tel"):
+            vol, ref = by_name["volume"], by_name["sorted-f"]
+            rows.append(
+                ["volume (SVF's order) / Sorted-F", f"{vol['tel'] / ref['tel']:.2f}"]
+                + ([f"{vol['tel_s'] / ref['tel_s']:.2f}"] if seconds else [])
+                + ["-"]
+            )
+        headers = ["ratio of mean latency", "here (rounds)"] + (["here (s)"] if seconds else [])
+        newer = len(rows) > len(self.paper_ratios)
+        return (
+            _table(rows, headers + ["paper"])
+            + f"\npaper: arXiv 2508.06133, section 6; n = {PAPER_N}, M = {PAPER_MEMORY:,}, 80% "
+            "LMSYS-Chat-1M conversations, 20% arXiv summarizations"
+            + ("; volume: the order of SVF (arXiv 2606.22327) on this executor" if newer else "")
+        )
+
+
+def _table(rows: list[list[Any]], headers: list[str]) -> str:
+    """A table of text cells, the first column left-aligned and the others right-aligned."""
+    return tabulate(
+        rows,
+        headers=headers,
+        disable_numparse=True,
+        colalign=("left",) + ("right",) * (len(headers) - 1),
+    )
+
+
+def default_policies(instance: Instance, time_model: TimeModel | None = None) -> list[str]:
+    """The policies ``lpsched run`` compares on ``instance`` when none are named.
+
+    Returns
+    -------
+    list of str
+        :data:`DEFAULT_ONLINE_POLICIES` for an instance with arrival rounds, or with arrivals
+        in seconds under a time model (its clock); else :data:`DEFAULT_POLICIES`. Source: ours.
+    """
+    online = (time_model is not None and instance.arrival_s is not None) or not instance.offline
+    return list(DEFAULT_ONLINE_POLICIES if online else DEFAULT_POLICIES)
+
+
+def check_clock(instance: Instance, time_model: TimeModel | None, policies: Sequence[str]) -> None:
+    """Refuse policies that admit by arrival rounds when the comparison runs on a clock: an
+    instance with arrivals in seconds (``arrival_s``) under a time model (SPEC section 10).
+
+    Raises
+    ------
+    PolicySelectionError
+        Naming the policies that admit by rounds, and the ones that admit on the clock
+        (:data:`lpsched.policies.registry.CLOCK_POLICIES`).
+    KeyError
+        An unknown policy name. Source: ours.
+    """
+    if time_model is None or instance.arrival_s is None:
+        return
+    others = [n for n in policies if not parse_policy(n)[0].clock]
+    if others:
+        one = len(others) == 1
+        raise PolicySelectionError(
+            f"instance {instance.name!r} has arrivals in seconds (arrival_s): under "
+            f"--time-model only the policies that admit on the clock run on it "
+            f"({', '.join(CLOCK_POLICIES)}); {', '.join(others)} admit{'s' if one else ''} by "
+            f"arrival rounds: drop {'it' if one else 'them'} (or drop --time-model to run "
+            "every policy in rounds)"
+        )
 
 
 def compare_policies(
@@ -149,4 +339,7 @@ def compare_policies(
     papers_setting = (instance.n, instance.memory) == (PAPER_N, PAPER_MEMORY) and (
         instance.metadata.get("workload") in MIXTURES
     )
-    return Comparison(instance, results, skipped, paper, papers_setting, time_model, clocked)
+    phase1 = resolve_phase1(opts.get("solver") or "auto", instance.n, instance.memory)
+    return Comparison(
+        instance, results, skipped, paper, papers_setting, time_model, clocked, phase1
+    )

@@ -29,7 +29,16 @@ if TYPE_CHECKING:
 
 MAX_VALUE = 2**40  # tokens or rounds; larger is a data error, and it keeps every sum in int64
 
-__all__ = ["MAX_VALUE", "InstanceError", "Request", "Instance", "int_field", "quote"]
+__all__ = [
+    "MAX_VALUE",
+    "InstanceError",
+    "Request",
+    "Instance",
+    "int_field",
+    "quote",
+    "one_line",
+    "OptionError",
+]
 
 
 def quote(text: Any) -> str:
@@ -57,12 +66,42 @@ def quote(text: Any) -> str:
     return repr(str(text))
 
 
+def one_line(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\n``, ``\\x1b``, ...), so that a
+    message or a table cell prints as one line and cannot send terminal escape sequences.
+
+    Text quoted with :func:`quote` is already escaped and passes unchanged. Source: ours.
+    """
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
 class InstanceError(ValueError):
     """Bad instance data: the message names the file, the request (or row) and the field.
 
     Raised by every reader and by :class:`Instance` validation. It is a ``ValueError``, so
     callers that catch ``ValueError`` see it too. Source: ours.
     """
+
+
+class OptionError(ValueError):
+    """Arguments that do not go together, or a value refused before any work is done.
+
+    The message names the arguments as the command line's options (``--trace``); the command
+    line reports it as a usage error (exit code 2), naming :attr:`option` when it is set.
+    Source: ours.
+
+    Parameters
+    ----------
+    message : str
+    option : str, optional
+        The one option at fault (``"--workload"``), if there is one.
+    """
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 @dataclass(frozen=True)

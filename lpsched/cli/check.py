@@ -9,22 +9,17 @@ from pathlib import Path
 
 import click
 
-from ..io import read_schedule
-from ..schedule import memory_peak
-from ..timing.model import TimeModel
+from ..io import check_schedule_file, read_schedule
 from ..timing.seconds import to_seconds
 from .common import (
-    SECONDS_COLUMNS,
     bad_input,
     check_output,
     import_option,
     json_option,
     load_instance,
-    model_line,
-    one_line,
+    output_option,
     phase1_for,
     phase1_option,
-    seconds_cell,
     solver_chatter_to_stderr,
     time_model_option,
 )
@@ -40,7 +35,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 @time_model_option("print TEL, latency, TTFT, TPOT and tokens/s in seconds")
 @import_option
 @bad_input
-def check(instance: str, schedule_file: str, as_json: bool, model: TimeModel | None) -> None:
+def check(instance, schedule_file, as_json, model) -> None:
     """Check that SCHEDULE (schedule JSON, SPEC section 9) is feasible for INSTANCE.
 
     Prints TEL, makespan, the peak memory and its round, and the first violation of SPEC
@@ -50,75 +45,16 @@ def check(instance: str, schedule_file: str, as_json: bool, model: TimeModel | N
     (under --time-model, if given, instead). Exit code 0: feasible; 1: infeasible, or a file
     that cannot be read or whose seconds disagree (the message says where).
     """
-    inst = load_instance(instance)
-    sched = read_schedule(schedule_file, inst, check=False)
-    recorded = sched.info.get("time_model")
-    if model is None or model == recorded:
-        secs = sched.info.get("seconds")
-    else:
-        secs = to_seconds(sched, model)
-    bad = sched.violations(limit=1)
-    peak, at = memory_peak(sched)
-    out = {
-        "schedule": schedule_file,
-        "instance": inst.name,
-        "policy": sched.policy,
-        "n": inst.n,
-        "memory": inst.memory,
-        "feasible": not bad,
-        "tel": sched.tel,
-        "mean_latency": sched.mean_latency,
-        "makespan": sched.makespan,
-        "peak_memory": peak,
-        "peak_round": at,
-        "evictions": sched.evictions,
-        "wasted_tokens": sched.wasted_tokens,
-        "first_violation": bad[0] if bad else None,
-    }
-    if recorded is not None:
-        out["recorded_time_model"] = recorded.to_dict()
-    if secs is not None:
-        out.update(time_model=secs.model.to_dict(), **secs.stats())
-    if as_json:
-        click.echo(json.dumps(out))
-    else:
-        lines = [
-            f"schedule     {one_line(schedule_file)} ({one_line(sched.policy or 'no policy')}) "
-            f"of {one_line(inst.name)}: n = {inst.n}, M = {inst.memory} tokens",
-            f"TEL          {sched.tel} rounds (mean latency {sched.mean_latency:.1f})",
-            f"makespan     {sched.makespan} rounds",
-            f"peak memory  {peak} tokens at round {at} ({100 * peak / inst.memory:.1f}% of M)",
-        ]
-        if sched.runs is not None:
-            lines.append(f"evictions    {sched.evictions} ({sched.wasted_tokens} tokens wasted)")
-        if recorded is not None:
-            lines.append(
-                f"recorded     seconds under time model {recorded.name}: every request's "
-                "latency, TTFT and TPOT agree with the starts"
-            )
-        if secs is not None:
-            figures = secs.stats()
-            lines.append(f"in seconds   {model_line(secs.model)}")
-            lines += [
-                f"             {head:17s}{seconds_cell(figures, key, fmt)}"
-                for key, head, fmt in SECONDS_COLUMNS
-            ]
-        lines.append(f"infeasible   {bad[0]}" if bad else "feasible     yes")
-        click.echo("\n".join(lines))
-    if bad:
+    report = check_schedule_file(load_instance(instance), schedule_file, model)
+    click.echo(json.dumps(report.to_dict()) if as_json else report.summary())
+    if report.violation is not None:
         sys.exit(1)
 
 
 @click.command()
 @click.argument("instance")
 @click.argument("schedule_file", metavar="SCHEDULE")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    required=True,
-    help="FIG.png, FIG.pdf or FIG.svg.",
-)
+@output_option("FIG.png, FIG.pdf or FIG.svg.")
 @click.option(
     "--color",
     type=click.Choice(["class", "batch"]),
@@ -138,15 +74,7 @@ def check(instance: str, schedule_file: str, as_json: bool, model: TimeModel | N
 @time_model_option("draw against seconds instead of rounds")
 @import_option
 @bad_input
-def plot(
-    instance: str,
-    schedule_file: str,
-    output: str,
-    color: str,
-    phase1: str | None,
-    max_requests: int,
-    model: TimeModel | None,
-) -> None:
+def plot(instance, schedule_file, output, color, phase1, max_requests, model) -> None:
     """Draw SCHEDULE of INSTANCE: a Gantt chart over the memory profile, M drawn.
 
     Rows are requests ordered by start, bars from start to completion (evicted runs hatched),

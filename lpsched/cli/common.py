@@ -12,7 +12,6 @@ import importlib
 import json
 import math
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -21,13 +20,15 @@ from typing import Any, NoReturn
 import click
 
 from .. import interrupts
-from ..instance import Instance, InstanceError
+from ..instance import Instance, InstanceError, OptionError, one_line
 from ..io import default_instance, read_instance
 from ..io.instances import DEFAULT_INSTANCE_FILE
 from ..plugins import PluginError, import_plugins
-from ..policies.registry import PolicySelectionError, check_policy_options, parse_policy
+from ..policies.registry import PolicySelectionError
+from ..policies.selection import parse_policy_list, parse_policy_options
 from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
 from ..schedule import Schedule
+from ..solvers.options import MAX_THREADS
 from ..solvers.result import Result, SolveStatus
 from ..timing.model import TimeModel, TimeModelError
 from ..timing.registry import parse_time_model
@@ -104,19 +105,13 @@ class RegistryChoice(click.Choice):
         pass
 
 
-def one_line(text: str) -> str:
-    """``text`` with every non-printable character escaped (``\\n``, ``\\x1b``, ...), so that an
-    error message prints as one line and cannot send terminal escape sequences. Text quoted with
-    :func:`lpsched.instance.quote` is already escaped and passes unchanged."""
-    return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
-    )
-
-
 def bad_input(fn):
     """Turn data errors into exit code 1 with one line naming file, request and field (a write
-    that fails, :class:`lpsched.io.WriteError`, is an ``OSError`` naming the path). A closed
-    standard output (``lpsched run | head -1``) exits 1 without a message, as ``cat`` does."""
+    that fails, :class:`lpsched.io.WriteError`, is an ``OSError`` naming the path), and an
+    :class:`~lpsched.instance.OptionError` or a
+    :class:`~lpsched.policies.registry.PolicySelectionError` into a usage error (exit code 2).
+    A closed standard output (``lpsched run | head -1``) exits 1 without a message, as ``cat``
+    does."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -126,6 +121,11 @@ def bad_input(fn):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
             sys.exit(1)
+        except (OptionError, PolicySelectionError) as exc:
+            option = getattr(exc, "option", None)
+            if option:
+                raise click.BadParameter(str(exc), param_hint=option) from None
+            raise click.UsageError(str(exc)) from None
         except (InstanceError, ValueError, KeyError, MemoryError, OSError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             click.echo(f"lpsched: error: {one_line(str(msg))}", err=True)
@@ -287,97 +287,19 @@ def floats(text: str, option: str) -> list[float]:
 
 
 def policy_names(text: str, param: str, default: Sequence[str] | None = None) -> list[str]:
-    """The comma-separated policy names of ``param``, each checked against the registry.
-
-    With ``default`` (the command's own list), ``+A,+B`` stands for ``default`` followed by
-    ``A`` and ``B``; a list without ``+`` is the exact list. Names are kept once each, in
-    order. Raises ``click.BadParameter`` (exit code 2) for an empty or mixed list and for an
-    unknown name (the message lists the registered ones).
-    """
-    items = [p.strip() for p in text.split(",") if p.strip()]
-    if not items:
-        raise click.BadParameter("no policy given", param_hint=param)
-    added = [p[1:].strip() for p in items if p.startswith("+")]
-    if added and default is None:
-        raise click.BadParameter(
-            f"'+NAME' adds to a default list, which {param} does not have; give the name",
-            param_hint=param,
-        )
-    if added and len(added) != len(items):
-        raise click.BadParameter(
-            f"give the exact list (a,b) or additions (+a,+b), not both: {text!r}",
-            param_hint=param,
-        )
-    names = list(dict.fromkeys([*(default or ()), *added] if added else items))
-    for name in names:
-        try:
-            with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
-                parse_policy(name)
-        except KeyError as exc:
-            raise click.BadParameter(exc.args[0], param_hint=param) from None
-    return names
-
-
-def option_value(text: str) -> bool | int | float | str:
-    """The value of ``--option KEY=VALUE``: ``true`` / ``false`` (any case) a bool, an
-    integer literal (``12``, ``-3``) an int, a finite decimal or exponent number (``0.5``,
-    ``1e-3``) a float, anything else the string as given (``swap``). ``nan`` and ``inf`` are
-    refused. Source: ours."""
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if re.fullmatch(r"[+-]?[0-9]+", text):
-        return int(text)
-    if re.fullmatch(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", text):
-        value = float(text)
-        if not math.isfinite(value):
-            raise click.BadParameter(f"{text!r} is not a finite number", param_hint="--option")
-        return value
-    if text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        raise click.BadParameter(f"{text!r} is not a finite number", param_hint="--option")
-    return text
+    """:func:`lpsched.policies.selection.parse_policy_list` of the option ``param``."""
+    with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
+        return parse_policy_list(text, param, default)
 
 
 def _policy_option_pairs(
     ctx: click.Context, param: click.Parameter, pairs: tuple[str, ...]
 ) -> dict[str, Any]:
-    """Option callback of ``--option``: ``KEY=VALUE`` pairs as a dict (:func:`option_value`)."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, eq, text = pair.partition("=")
-        key = key.strip()
-        if not eq or not key.isidentifier():
-            raise click.BadParameter(
-                f"expected KEY=VALUE with KEY a keyword such as alpha, got {pair!r}"
-            )
-        if key in out:
-            raise click.BadParameter(f"{key!r} given twice")
-        out[key] = option_value(text)
-    return out
-
-
-#: ``--option KEY=VALUE`` of the commands that run policies (repeatable).
-policy_option = click.option(
-    "--option",
-    "policy_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=_policy_option_pairs,
-    help="Pass KEY=VALUE to the selected policies that declare the option KEY (repeatable; "
-    "'lpsched policies --json' lists each policy's options). VALUE is a bool (true/false), "
-    "an int (12), a float (0.5, 1e-3) or else a string (swap). An option that no selected "
-    "policy declares is refused.",
-)
-
-
-def check_options(
-    names: Sequence[str], options: Mapping[str, Any], reserved: Mapping[str, str] | None = None
-) -> None:
-    """:func:`lpsched.policies.registry.check_policy_options` as a usage error (exit code 2)
-    naming the option ``--option``."""
+    """Option callback of ``--option``: :func:`lpsched.policies.selection.parse_policy_options`."""
     try:
-        check_policy_options(names, options, reserved)
-    except PolicySelectionError as exc:
-        raise click.BadParameter(str(exc), param_hint="--option") from None
+        return parse_policy_options(pairs)
+    except OptionError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.option) from None
 
 
 #: Requests whose start ``exact`` prints in its text output (the rest in the schedule file).
@@ -399,7 +321,77 @@ def schedule_line(sched: Schedule | None, output: str | None) -> str:
     return f"\nschedule    start rounds {shown}{more}; {where}"
 
 
+@contextlib.contextmanager
+def plugin_errors_after(load: Callable[[], None]) -> Iterator[None]:
+    """Call ``load`` (a registry's plug-in loader), run the block (the listing of what loaded),
+    then report a plug-in that failed to load on standard error and exit 1."""
+    try:
+        load()
+        failed = ""
+    except PluginError as exc:
+        failed = str(exc)
+    yield
+    if failed:
+        for line in failed.splitlines():
+            click.echo(f"lpsched: error: {line}", err=True)
+        sys.exit(1)
+
+
 # --------------------------------------------------------------------------- shared options
+
+
+def json_flag(help: str = "Print one JSON object."):
+    """``--json``: one JSON object on standard output instead of the table."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+json_option = json_flag()
+
+
+def verbose_flag(help: str):
+    """``-v`` / ``--verbose``."""
+    return click.option("-v", "--verbose", is_flag=True, help=help)
+
+
+verbose_option = verbose_flag(
+    "Stream the solver log, with an incumbent / bound / gap line every 2 s, on standard "
+    "error (default: one live line when standard error is a terminal)."
+)
+
+
+def output_option(help: str | None = None, required: bool = True):
+    """``-o FILE``: the file the command writes."""
+    return click.option(
+        "-o", "--output", type=click.Path(dir_okay=False), required=required, help=help
+    )
+
+
+def seed_option(help: str | None = None, maximum: int | None = None):
+    """``--seed``: a seed >= 0 (default 0)."""
+    return click.option(
+        "--seed", type=click.IntRange(min=0, max=maximum), default=0, show_default=True, help=help
+    )
+
+
+def time_limit_option(help: str):
+    """``--time-limit``: seconds > 0 (default 60)."""
+    return click.option(
+        "--time-limit",
+        type=click.FloatRange(min=0, min_open=True),
+        default=60.0,
+        show_default=True,
+        callback=finite,
+        help=help,
+    )
+
+
+#: ``--threads``: the solvers' threads.
+threads_option = click.option(
+    "--threads",
+    type=click.IntRange(min=1, max=MAX_THREADS),
+    default=None,
+    help="HiGHS / CP-SAT threads (default: theirs).",
+)
 
 
 def max_nonzeros_option(default: str):
@@ -414,14 +406,6 @@ def max_nonzeros_option(default: str):
     )
 
 
-verbose_option = click.option(
-    "-v",
-    "--verbose",
-    is_flag=True,
-    help="Stream the solver log, with an incumbent / bound / gap line every 2 s, on standard "
-    "error (default: one live line when standard error is a terminal).",
-)
-
 #: ``-o FILE`` of ``exact`` and ``certify``: the best schedule found, as schedule JSON.
 best_schedule_option = click.option(
     "-o",
@@ -430,9 +414,6 @@ best_schedule_option = click.option(
     default=None,
     help="Write the best schedule found as schedule JSON.",
 )
-
-#: ``--json``: one JSON object on standard output instead of the table.
-json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 
 
 def phase1_option(note: str = "(default as for 'run')"):
@@ -459,6 +440,21 @@ def _import_modules(
         except PluginError as exc:
             raise click.BadParameter(one_line(str(exc))) from None
     return modules
+
+
+#: ``--import MODULE`` of every command that takes policy or time-model names.
+import_option = click.option(
+    "--import",
+    "imports",
+    multiple=True,
+    metavar="MODULE",
+    expose_value=False,
+    is_eager=True,
+    callback=_import_modules,
+    help="Import MODULE first (repeatable): a module that calls lpsched.register_policy or "
+    "lpsched.register_time_model, found in the current directory or on PYTHONPATH. Installed "
+    "plug-ins (entry points 'lpsched.policies', 'lpsched.time_models') need no option.",
+)
 
 
 #: ``--import MODULE`` of every command that takes policy or time-model names.
@@ -503,26 +499,18 @@ def time_model_option(what: str):
     )
 
 
-#: The figures in seconds that the tables of ``--time-model`` show (key of
-#: :meth:`lpsched.timing.seconds.ScheduleSeconds.stats`, which ``--json`` prints whole; header;
-#: format).
-SECONDS_COLUMNS = (
-    ("tel_s", "TEL (s)", "{:.1f}"),
-    ("mean_latency_s", "mean latency (s)", "{:.3f}"),
-    ("p99_latency_s", "p99 latency (s)", "{:.3f}"),
-    ("mean_ttft_s", "mean TTFT (s)", "{:.3f}"),
-    ("mean_tpot_s", "mean TPOT (s)", "{:.4f}"),
-    ("throughput_tokens_s", "tokens/s", "{:.1f}"),
-)
-
-
-def seconds_cell(figures: Mapping[str, Any], key: str, fmt: str) -> str:
-    """One figure of :data:`SECONDS_COLUMNS` as text (``-`` for None)."""
-    value = figures[key]
-    return "-" if value is None else fmt.format(value)
-
-
-def model_line(model: TimeModel) -> str:
-    """``time model NAME: key = value, ...`` (what the seconds are read in)."""
-    params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters)
-    return f"time model {model.name}" + (f": {params}" if params else "")
+def policy_options(what: str):
+    """``--option KEY=VALUE``, ``--time-model`` (its help ends with ``what``) and ``--import``:
+    the options of every command that runs policies, in this order."""
+    option = click.option(
+        "--option",
+        "policy_options",
+        multiple=True,
+        metavar="KEY=VALUE",
+        callback=_policy_option_pairs,
+        help="Pass KEY=VALUE to the selected policies that declare the option KEY (repeatable; "
+        "'lpsched policies --json' lists each policy's options). VALUE is a bool (true/false), "
+        "an int (12), a float (0.5, 1e-3) or else a string (swap). An option that no selected "
+        "policy declares is refused.",
+    )
+    return lambda fn: option(time_model_option(what)(import_option(fn)))

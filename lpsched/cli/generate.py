@@ -4,47 +4,21 @@ trace files, or from the NP-hardness gadgets."""
 from __future__ import annotations
 
 import click
-from tabulate import tabulate
 
-from ..generators.intervals import from_spec
-from ..generators.lmsys import LMSYS_PARAMETERS
+from ..generators.make import describe_workloads, make_instance
 from ..generators.small import EXACT_WORKLOADS
 from ..generators.three_partition import gadget as make_gadget
 from ..generators.three_partition import tel_threshold
-from ..generators.workloads import WORKLOADS, describe, from_traces, generate, parse_mixture
-from ..instance import Instance
+from ..generators.workloads import WORKLOADS
 from ..io import write_instance
-from .common import bad_input, check_output, finite, floats
-
-
-def _with_intervals(inst: Instance, spec: str, seed: int) -> Instance:
-    """Apply ``--intervals`` (:func:`lpsched.generators.intervals.from_spec`)."""
-    try:
-        return from_spec(inst, spec, seed=seed)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--intervals") from None
+from .common import bad_input, check_output, finite, floats, output_option, seed_option
 
 
 def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    rows = [[name, describe(name)] for name in WORKLOADS]
-    rows += [
-        [name, (EXACT_WORKLOADS[name].__doc__ or "").strip().splitlines()[0].replace("``", "")]
-        for name in EXACT_WORKLOADS
-    ]
-    click.echo(
-        tabulate(
-            rows, headers=["workload", "source"], disable_numparse=True, maxcolwidths=[None, 76]
-        )
-    )
-    click.echo(
-        "\nMix them inline: 'lmsys-turn:0.8,summarization:0.2'. The LMSYS readings take "
-        f"parameters: 'lmsys-turn[prefill_sigma=1.2;decode_sigma=0.9;max_total=4096]' "
-        f"({', '.join(LMSYS_PARAMETERS)}). The last {len(EXACT_WORKLOADS)} are small "
-        "instances for exact solving and do not mix."
-    )
-    ctx.exit(0)
+    """Option callback of ``--list``: the workloads with their sources, then exit."""
+    if value and not ctx.resilient_parsing:
+        click.echo(describe_workloads())
+        ctx.exit(0)
 
 
 @click.command(name="generate")
@@ -69,7 +43,7 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
 @click.option(
     "--memory", type=click.IntRange(min=1), required=True, help="KV-cache budget M in tokens."
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@seed_option()
 @click.option(
     "--arrival-rate",
     type=click.FloatRange(min=0, min_open=True, max=1e9),
@@ -121,83 +95,23 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
     "exact, multiplicative:EPS, bins or none.",
 )
 @click.option("--name", default=None, help="Instance name.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@output_option()
 @bad_input
-def generate_cmd(
-    workload,
-    n,
-    memory,
-    seed,
-    arrival_rate,
-    arrival_rate_s,
-    traces,
-    weights,
-    round_ms,
-    arrival_seconds,
-    skip_oversized,
-    interval_spec,
-    name,
-    output,
-) -> None:
+def generate_cmd(traces, weights, round_ms, interval_spec, output, **given) -> None:
     """Write a random instance JSON from a shipped workload or from trace files."""
     check_output(output, *traces)
-    if traces:
-        w = None if weights is None else floats(weights, "--weights")
-        if arrival_rate is not None or arrival_rate_s is not None:
-            raise click.UsageError(
-                "--arrival-rate and --arrival-rate-s apply to --workload, not to --trace "
-                "(use --round-ms or --arrival-seconds to keep the trace's arrivals)"
-            )
-        round_s = None if round_ms is None else round_ms / 1000.0
-        inst = from_traces(
-            traces,
-            n,
-            memory,
-            weights=w,
-            seed=seed,
-            round_s=round_s,
-            name=name,
-            skip_oversized=skip_oversized,
-            arrival_seconds=arrival_seconds,
-        )
-    else:
-        if skip_oversized:
-            raise click.UsageError("--skip-oversized goes with --trace")
-        if weights is not None:
-            raise click.UsageError("--weights goes with --trace; for workloads write name:weight")
-        if round_ms is not None:
-            raise click.UsageError("--round-ms goes with --trace")
-        if arrival_seconds:
-            raise click.UsageError("--arrival-seconds goes with --trace")
-        if arrival_rate is not None and arrival_rate_s is not None:
-            raise click.UsageError(
-                "give --arrival-rate (rounds) or --arrival-rate-s (seconds), not both"
-            )
-        if workload in EXACT_WORKLOADS:
-            if arrival_rate is not None or arrival_rate_s is not None:
-                raise click.UsageError(f"--arrival-rate does not apply to {workload}")
-            inst = EXACT_WORKLOADS[workload](n, seed, memory)
-            if name is not None:
-                inst = inst.replace(name=name)
-        else:
-            try:
-                parse_mixture(workload)
-            except ValueError as exc:
-                raise click.BadParameter(str(exc), param_hint="--workload") from None
-            inst = generate(
-                workload,
-                n,
-                memory,
-                seed=seed,
-                arrival_rate=arrival_rate,
-                name=name,
-                arrival_rate_s=arrival_rate_s,
-            )
-    if interval_spec is not None:
-        inst = _with_intervals(inst, interval_spec, seed)
+    if traces and weights is not None:  # without --trace, make_instance refuses it as given
+        weights = floats(weights, "--weights")
+    inst = make_instance(
+        traces=traces,
+        weights=weights,
+        round_s=None if round_ms is None else round_ms / 1000.0,
+        intervals=interval_spec,
+        **given,
+    )
     write_instance(inst, output)
     click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
-    if skip_oversized:
+    if given["skip_oversized"]:
         skipped = inst.metadata["skipped_oversized"]
         per_file = ", ".join(f"{k} in {p}" for k, p in zip(skipped, traces, strict=True))
         click.echo(
@@ -237,12 +151,10 @@ def gadget() -> None:
     help="A yes-instance (planted triples) or a proven no-instance (one of the two is needed).",
 )
 @click.option("--distinct", is_flag=True, help="Make the 3m values distinct.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@seed_option()
+@output_option()
 @bad_input
-def three_partition(
-    m: int, B: int, yes: bool | None, distinct: bool, seed: int, output: str
-) -> None:
+def three_partition(m, B, yes, distinct, seed, output) -> None:
     """Write the scheduling instance of a 3-Partition instance: TEL 3m(m+1)/2 is reachable
     iff the 3-Partition instance is a yes-instance."""
     if yes is None:  # the instance's answer is the point of a gadget: never a silent default

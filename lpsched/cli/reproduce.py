@@ -12,25 +12,35 @@ from typing import Any
 
 import click
 
-from ..policies.registry import PolicySelectionError
 from ..research.reproductions.choices import StudyChoiceError
 from ..research.reproductions.registry import REPRODUCTIONS, accepts
 from ..sweeps.engine import SweepWorkerError
-from ..timing.model import TimeModel
 from .common import (
     RegistryChoice,
     bad_input,
-    import_option,
     interrupted,
     policy_names,
-    policy_option,
+    policy_options,
     signals_as_interrupt,
     solver_chatter_to_stderr,
-    time_model_option,
+    verbose_flag,
 )
 
 
-def _time_limits_option(text: str) -> float | dict[int, float]:
+def _integers(text: str, option: str, least: int) -> list[int]:
+    """The comma-separated integers >= ``least`` of ``--seeds`` or ``--sizes``, each once."""
+    try:
+        values = [int(s) for s in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or min(values) < least:
+        raise click.BadParameter(
+            f"expected comma-separated integers >= {least}, got {text!r}", param_hint=option
+        )
+    return list(dict.fromkeys(values))
+
+
+def _time_limits(text: str) -> float | dict[int, float]:
     """``--time-limits``: one number of seconds for every size, or ``N=S,N=S`` per size; each
     a finite number of seconds > 0, each size once."""
 
@@ -59,28 +69,66 @@ def _time_limits_option(text: str) -> float | dict[int, float]:
     return limits
 
 
-def _reproductions_epilog() -> str:
+def _taking(option: str) -> str:
+    """The reproductions whose function takes the keyword ``option``, comma-separated."""
+    return ", ".join(name for name, r in REPRODUCTIONS.items() if accepts(r, option))
+
+
+def _study_options(name: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of reproduction ``name`` from the command's options; an option
+    the reproduction does not take is a usage error (exit code 2)."""
+    repro, scheduler = REPRODUCTIONS[name], given["scheduler"]
+    opts = {key: given[key] for key in ("scheduler", "fresh", "strict", "verbose")}
+    opts["workers"] = given["workers"] or (
+        1 if scheduler not in (None, "local") else os.cpu_count() or 1
+    )
+    policies = inspect.signature(repro.run).parameters.get("policies")
+    per_policy, timed = _taking("policies"), _taking("time_model") or "none"
+    checked = {  # keyword: (option's value, its parser, what a reproduction without it says)
+        "seeds": (lambda t: _integers(t, "--seeds", 0), "has no seeds; drop --seeds"),
+        "sizes": (lambda t: _integers(t, "--sizes", 1), "has no sizes; drop --sizes"),
+        "time_limits": (_time_limits, "has no time limits; drop --time-limits"),
+        "trace_dir": (str, "does not read traces; drop --trace-dir"),
+        "policies": (
+            lambda t: policy_names(t, "--policies", policies.default),
+            f"has a fixed set of policies; drop --policies (per-policy tables: {per_policy})",
+        ),
+        "policy_options": (
+            dict,
+            f"takes no policy options; drop --option (per-policy tables: {per_policy})",
+        ),
+        "time_model": (
+            lambda m: m,
+            f"takes no time model; drop --time-model (reproductions that take one: {timed})",
+        ),
+    }
+    given["time_model"] = given["model"]
+    for key, (parse, lacks) in checked.items():  # each checked, then parsed, in this order
+        if given[key] is None or given[key] == {}:
+            continue
+        if not accepts(repro, key):
+            raise click.UsageError(f"'{name}' {lacks}")
+        opts[key] = parse(given[key])
+    if given["workloads"]:
+        chosen = list(dict.fromkeys(given["workloads"]))
+        if accepts(repro, "workloads"):
+            opts["workloads"] = chosen
+        elif accepts(repro, "workload") and len(chosen) == 1:
+            opts["workload"] = chosen[0]
+        elif accepts(repro, "workload"):
+            raise click.UsageError(f"'{name}' takes one --workload, got {len(chosen)}")
+        else:
+            raise click.UsageError(f"'{name}' has no workload option; drop --workload")
+    return opts
+
+
+def _epilog() -> str:
+    """The list of reproductions under ``--help``."""
     lines = ["\b", "Reproductions:"]
-    lines += [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()]
-    return "\n".join(lines)
+    return "\n".join(lines + [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()])
 
 
-def _per_policy() -> list[str]:
-    """The reproductions whose table has one column or row per policy (``--policies``)."""
-    return [name for name, r in REPRODUCTIONS.items() if accepts(r, "policies")]
-
-
-def _timed() -> list[str]:
-    """The reproductions that take a time model (``--time-model``)."""
-    return [name for name, r in REPRODUCTIONS.items() if accepts(r, "time_model")]
-
-
-def _default_policies(run: Any) -> list[str]:
-    """The policy list a reproduction runs by default: its ``policies`` argument's default."""
-    return list(inspect.signature(run).parameters["policies"].default)
-
-
-@click.command(epilog=_reproductions_epilog())
+@click.command(epilog=_epilog())
 @click.argument("name", type=RegistryChoice(REPRODUCTIONS))
 @click.option(
     "--out",
@@ -142,35 +190,17 @@ def _default_policies(run: Any) -> list[str]:
     "--policies",
     default=None,
     metavar="A,B,...|+A,...",
-    help=f"The policies of a per-policy table ({', '.join(_per_policy())}): A,B,... is the "
+    help=f"The policies of a per-policy table ({_taking('policies')}): A,B,... is the "
     "exact list, in column order; +A,+B adds A and B to the study's own list [default: the "
     "study's].",
 )
-@policy_option
-@time_model_option(
+@policy_options(
     "report the study in seconds, for the reproductions that take one (online-load: Poisson "
     "arrivals in seconds at a load measured in seconds, latencies in seconds)"
 )
-@import_option
-@click.option("-v", "--verbose", is_flag=True, help="Name each task as it starts and ends.")
+@verbose_flag("Name each task as it starts and ends.")
 @bad_input
-def reproduce(
-    name: str,
-    out_dir: str,
-    seeds: str | None,
-    sizes: str | None,
-    time_limits: str | None,
-    trace_dir: str | None,
-    workloads: tuple[str, ...],
-    workers: int | None,
-    scheduler: str | None,
-    fresh: bool,
-    strict: bool,
-    policies: str | None,
-    policy_options: dict[str, Any],
-    model: TimeModel | None,
-    verbose: bool,
-) -> None:
+def reproduce(name: str, out_dir: str, **given: Any) -> None:
     """Reproduce a paper table; rows are written as they finish and a rerun resumes.
 
     Every row records its parameters, the lpsched version and commit and the solver versions;
@@ -186,80 +216,16 @@ def reproduce(
     --time-model NAME runs a study in seconds (SPEC section 10), for the reproductions that
     take one; the model is part of every row's parameters.
     """
-    opts: dict[str, Any] = {
-        "workers": workers or (1 if scheduler not in (None, "local") else os.cpu_count() or 1),
-        "scheduler": scheduler,
-        "fresh": fresh,
-        "strict": strict,
-        "verbose": verbose,
-    }
-    repro = REPRODUCTIONS[name]
-    for option, text, least in (("seeds", seeds, 0), ("sizes", sizes, 1)):
-        if text is None:
-            continue
-        if not accepts(repro, option):
-            raise click.UsageError(f"'{name}' has no {option}; drop --{option}")
-        try:
-            values = [int(s) for s in text.split(",")]
-        except ValueError:
-            values = []
-        if not values or min(values) < least:
-            raise click.BadParameter(
-                f"expected comma-separated integers >= {least}, got {text!r}",
-                param_hint=f"--{option}",
-            )
-        opts[option] = list(dict.fromkeys(values))  # each value once
-    if time_limits is not None:
-        if not accepts(repro, "time_limits"):
-            raise click.UsageError(f"'{name}' has no time limits; drop --time-limits")
-        opts["time_limits"] = _time_limits_option(time_limits)
-    if trace_dir is not None:
-        if not accepts(repro, "trace_dir"):
-            raise click.UsageError(f"'{name}' does not read traces; drop --trace-dir")
-        opts["trace_dir"] = trace_dir
-    if policies is not None:
-        if not accepts(repro, "policies"):
-            raise click.UsageError(
-                f"'{name}' has a fixed set of policies; drop --policies (per-policy tables: "
-                f"{', '.join(_per_policy())})"
-            )
-        opts["policies"] = policy_names(policies, "--policies", _default_policies(repro.run))
-    if policy_options:
-        if not accepts(repro, "policy_options"):
-            raise click.UsageError(
-                f"'{name}' takes no policy options; drop --option (per-policy tables: "
-                f"{', '.join(_per_policy())})"
-            )
-        opts["policy_options"] = policy_options
-    if model is not None:
-        if not accepts(repro, "time_model"):
-            timed = _timed()
-            raise click.UsageError(
-                f"'{name}' takes no time model; drop --time-model (reproductions that take "
-                f"one: {', '.join(timed) if timed else 'none'})"
-            )
-        opts["time_model"] = model
-    if workloads:
-        chosen = list(dict.fromkeys(workloads))
-        if accepts(repro, "workloads"):
-            opts["workloads"] = chosen
-        elif accepts(repro, "workload") and len(chosen) == 1:
-            opts["workload"] = chosen[0]
-        elif accepts(repro, "workload"):
-            raise click.UsageError(f"'{name}' takes one --workload, got {len(chosen)}")
-        else:
-            raise click.UsageError(f"'{name}' has no workload option; drop --workload")
+    opts = _study_options(name, given)
     try:
         with signals_as_interrupt(), solver_chatter_to_stderr():
-            table = repro.run(out_dir, **opts)
+            table = REPRODUCTIONS[name].run(out_dir, **opts)
     except KeyboardInterrupt:
         interrupted(f"the finished rows are kept in {out_dir}/, rerun to resume")
     except SweepWorkerError as exc:
         click.echo(f"lpsched: error: {exc}", err=True)
         sys.exit(1)
-    except (PolicySelectionError, StudyChoiceError) as exc:  # raised before the sweep starts
-        raise click.UsageError(str(exc)) from None
-    except ImportError as exc:
+    except (StudyChoiceError, ImportError) as exc:  # raised before the sweep starts
         raise click.UsageError(str(exc)) from None
     click.echo(table)
     written = sorted(p.name for p in Path(out_dir).iterdir() if not p.name.startswith("."))

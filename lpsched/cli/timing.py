@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from ..plugins import PluginError
 from ..timing.registry import TIME_MODELS, load_time_model_plugins, time_model_names
-from .common import bad_input, import_option
+from .common import bad_input, import_option, json_flag, plugin_errors_after
 
 
 @click.command(name="time-models")
 @import_option
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print one JSON list (name, summary, parameters, docs, source).",
-)
+@json_flag("Print one JSON list (name, summary, parameters, docs, source).")
 @bad_input
 def list_time_models(as_json: bool) -> None:
     """List the registered time models, profiles and plug-ins included (entry points
@@ -29,34 +22,26 @@ def list_time_models(as_json: bool) -> None:
     schedule, check, plot). A plug-in that fails to load is reported on standard error after
     the list (exit 1); the others are listed.
     """
-    try:
-        load_time_model_plugins()
-        failed = ""
-    except PluginError as exc:
-        failed = str(exc)
-    names = time_model_names()
-    models = [TIME_MODELS[name] for name in names]
-    if as_json:
-        rows = [
-            {
-                "name": m.name,
-                "summary": m.summary,
-                "parameters": m.values,
-                "docs": dict(m.docs),
-                "source": m.source,
-            }
-            for m in models
-        ]
-        click.echo(json.dumps(rows))
-    else:
-        width = max(len(name) for name in names) + 2
-        for m in models:
-            click.echo(f"{m.name:{width}s}{m.summary}")
-            docs = dict(m.docs)
-            for key, value in m.parameters:
-                doc = f"  {docs[key]}" if key in docs else ""
-                click.echo(f"{'':{width}s}  {key} = {value:g}{doc}")
-    if failed:
-        for line in failed.splitlines():
-            click.echo(f"lpsched: error: {line}", err=True)
-        sys.exit(1)
+    with plugin_errors_after(load_time_model_plugins):
+        names = time_model_names()
+        models = [TIME_MODELS[name] for name in names]
+        if as_json:
+            rows = [
+                {
+                    "name": m.name,
+                    "summary": m.summary,
+                    "parameters": m.values,
+                    "docs": dict(m.docs),
+                    "source": m.source,
+                }
+                for m in models
+            ]
+            click.echo(json.dumps(rows))
+        else:
+            width = max(len(name) for name in names) + 2
+            for m in models:
+                click.echo(f"{m.name:{width}s}{m.summary}")
+                docs = dict(m.docs)
+                for key, value in m.parameters:
+                    doc = f"  {docs[key]}" if key in docs else ""
+                    click.echo(f"{'':{width}s}  {key} = {value:g}{doc}")

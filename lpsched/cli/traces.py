@@ -9,7 +9,7 @@ import click
 from tabulate import tabulate
 
 from .. import datasets
-from .common import RegistryChoice, bad_input
+from .common import RegistryChoice, bad_input, json_option
 
 
 @click.group()
@@ -21,7 +21,7 @@ def traces() -> None:
 
 
 @traces.command(name="list")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option
 def traces_list(as_json: bool) -> None:
     """The registered traces: name, file, rows, licence, source and whether they are cached."""
     rows = [

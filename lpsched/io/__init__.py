@@ -20,6 +20,8 @@ One module per format, all names re-exported here:
 * :mod:`.traces` -- trace CSV: :func:`~.traces.read_trace_csv` and
   :func:`~.traces.require_files`;
 * :mod:`.priorities` -- priority lists for a serving engine: :func:`~.priorities.write_priorities`;
+* :mod:`.check` -- a schedule file checked against its instance (``lpsched check``):
+  :func:`~.check.check_schedule_file`, :class:`~.check.ScheduleCheck`;
 * :mod:`.atomic` -- :func:`~.atomic.atomic_write_text` and :class:`~.atomic.WriteError`;
 * :mod:`.json_text` -- :func:`~.json_text.load_json` and :class:`~.json_text.NonFiniteNumber`.
 """
@@ -31,6 +33,7 @@ from __future__ import annotations
 import os  # noqa: F401
 
 from .atomic import WriteError, atomic_write_text
+from .check import ScheduleCheck, check_schedule_file
 from .instances import (
     DEFAULT_INSTANCE_SPEC,
     INSTANCE_FORMAT,
@@ -88,4 +91,6 @@ __all__ = [
     "write_schedule",
     "read_schedule",
     "write_priorities",
+    "ScheduleCheck",
+    "check_schedule_file",
 ]

@@ -35,7 +35,16 @@ from ..schedule import Schedule, latency_summary
 from .model import TimeModel
 from .registry import parse_time_model
 
-__all__ = ["MAX_ROUNDS", "CHUNK_ROUNDS", "round_loads", "to_seconds", "ScheduleSeconds"]
+__all__ = [
+    "MAX_ROUNDS",
+    "CHUNK_ROUNDS",
+    "SECONDS_COLUMNS",
+    "round_loads",
+    "to_seconds",
+    "ScheduleSeconds",
+    "seconds_cell",
+    "model_line",
+]
 
 #: Most busy rounds :func:`to_seconds` converts (one float64 of the clock each: 1 GiB); a
 #: schedule that keeps the worker busy longer is refused with a message (pass ``max_rounds``).
@@ -528,3 +537,29 @@ def to_seconds(
         idle_s=idle,
     )
     return secs
+
+
+#: The figures in seconds that the tables of ``lpsched run`` and ``lpsched check`` show: key of
+#: :meth:`ScheduleSeconds.stats` (which their ``--json`` prints whole), header, format.
+SECONDS_COLUMNS = (
+    ("tel_s", "TEL (s)", "{:.1f}"),
+    ("mean_latency_s", "mean latency (s)", "{:.3f}"),
+    ("p99_latency_s", "p99 latency (s)", "{:.3f}"),
+    ("mean_ttft_s", "mean TTFT (s)", "{:.3f}"),
+    ("mean_tpot_s", "mean TPOT (s)", "{:.4f}"),
+    ("throughput_tokens_s", "tokens/s", "{:.1f}"),
+)
+
+
+def seconds_cell(figures: dict[str, Any], key: str, fmt: str) -> str:
+    """One figure of :data:`SECONDS_COLUMNS` (``figures`` as :meth:`ScheduleSeconds.stats`
+    gives them) as text, ``-`` for None. Source: ours."""
+    value = figures[key]
+    return "-" if value is None else fmt.format(value)
+
+
+def model_line(model: TimeModel) -> str:
+    """``time model NAME: key = value, ...``: what the seconds of a table are read in.
+    Source: ours."""
+    params = ", ".join(f"{k} = {v:g}" for k, v in model.parameters)
+    return f"time model {model.name}" + (f": {params}" if params else "")
