@@ -43,6 +43,7 @@ __all__ = [
     "cache_dir",
     "trace_url",
     "is_cached",
+    "describe_traces",
     "fetch",
     "cached_trace_dir",
     "skipped",
@@ -199,6 +200,32 @@ def is_cached(name: str, folder: str | os.PathLike[str] | None = None) -> bool:
     trace = _trace(name)
     path = Path(cache_dir() if folder is None else folder) / trace.file
     return path.is_file() and _sha256(path) == trace.sha256
+
+
+def describe_traces() -> list[dict[str, Any]]:
+    """The registered traces, one dict each (``lpsched traces list``).
+
+    Returns
+    -------
+    list of dict
+        ``name``, ``file``, ``rows``, ``licence``, ``repository``, ``url``
+        (:func:`trace_url`), ``sha256``, ``cached`` (:func:`is_cached` in :func:`cache_dir`)
+        and ``description``. Source: ours.
+    """
+    return [
+        {
+            "name": t.name,
+            "file": t.file,
+            "rows": t.rows,
+            "licence": t.licence,
+            "repository": t.repository,
+            "url": trace_url(t.name),
+            "sha256": t.sha256,
+            "cached": is_cached(t.name),
+            "description": t.description,
+        }
+        for t in TRACES.values()
+    ]
 
 
 def fetch(names: Iterable[str] | None = None, *, progressbar: bool = False) -> dict[str, Path]:

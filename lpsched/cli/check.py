@@ -9,11 +9,10 @@ from pathlib import Path
 
 import click
 
-from ..io import check_schedule_file, read_schedule
+from ..io import check_output, check_schedule_file, read_schedule
 from ..timing.seconds import to_seconds
 from .common import (
     bad_input,
-    check_output,
     import_option,
     json_option,
     load_instance,

@@ -8,24 +8,22 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import json
 import math
 import os
-import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import click
 
-from .. import interrupts
 from ..instance import Instance, InstanceError, OptionError, one_line
+from ..interrupts import signals_as_interrupt
+from ..io import check_output as check_output
 from ..io import default_instance, read_instance
-from ..io.instances import DEFAULT_INSTANCE_FILE
 from ..plugins import PluginError, import_plugins
 from ..policies.registry import PolicySelectionError
-from ..policies.selection import parse_policy_list, parse_policy_options
+from ..policies.selection import parse_policy_options
 from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
 from ..schedule import Schedule
 from ..solvers.options import MAX_THREADS
@@ -35,37 +33,6 @@ from ..timing.registry import parse_time_model
 
 #: Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's convention).
 EXIT_INTERRUPTED = 130
-
-
-def check_output(output: str | None, *inputs: str | None) -> None:
-    """Refuse an ``-o`` file that is one of the command's input files (the same path, or the
-    same file through a link; an input None is the shipped default instance), or that names a
-    folder (a trailing ``/``, or an existing directory), before any work: the run would
-    overwrite what it reads.
-
-    Raises
-    ------
-    click.BadParameter
-        Naming both paths (exit code 2).
-    """
-    if output is None:
-        return
-    if output.endswith(("/", os.sep)) or os.path.isdir(output):
-        raise click.BadParameter(
-            f"{output} names a folder; give a file name (such as {output.rstrip('/' + os.sep)}"
-            f"{os.sep}out.json)",
-            param_hint="-o",
-        )
-    if not os.path.exists(output):
-        return
-    for given in inputs:
-        path = str(DEFAULT_INSTANCE_FILE) if given is None else given
-        if os.path.exists(path) and os.path.samefile(output, path):
-            what = "the shipped default instance" if given is None else "the input file"
-            raise click.BadParameter(
-                f"{output} is {what} {path}: the run would overwrite it; write elsewhere",
-                param_hint="-o",
-            )
 
 
 def load_instance(path: str | None) -> Instance:
@@ -155,63 +122,6 @@ def solver_chatter_to_stderr() -> Iterator[None]:
             os.close(saved)
 
 
-def _load_extensions() -> None:
-    """Import the compiled modules a run may load lazily (numpy's random generators, highspy,
-    CP-SAT) before the handlers are installed: a ``KeyboardInterrupt`` raised while an
-    extension module initialises is lost (measured: a SIGINT in the lazy ``import
-    numpy.random`` of the first task left ``lpsched reproduce`` running, 2 runs in 25)."""
-    import numpy.random  # noqa: F401
-
-    for name in ("highspy", "ortools.sat.python.cp_model"):
-        try:
-            importlib.import_module(name)
-        except ImportError:  # an optional solver missing: its command says so when used
-            pass
-
-
-@contextlib.contextmanager
-def signals_as_interrupt() -> Iterator[None]:
-    """Inside the block SIGINT and SIGTERM raise ``KeyboardInterrupt``, so a ``kill`` (a batch
-    system's time-out, a container stop) stops the solver and keeps the results exactly as
-    Ctrl-C does, also when a shell started the command in the background with SIGINT
-    ignored. The previous handlers are restored afterwards.
-
-    The handler also records the signal (:mod:`lpsched.interrupts`), so that one whose
-    exception a callback from compiled code drops still stops the run at the next task or
-    solver wait. A signal that arrives while the compiled extensions load
-    (:func:`_load_extensions`, a second or two for CP-SAT) is held until they have loaded and
-    raised then: raised inside an extension's initialisation it became ``ImportError:
-    initialization failed`` (exit 1).
-    """
-    held: list[int] = []
-
-    def hold(signum: int, frame: Any) -> None:
-        held.append(signum)
-
-    def handler(signum: int, frame: Any) -> None:
-        name = signal.Signals(signum).name
-        interrupts.request(name)  # kept where the exception below is dropped (C callbacks)
-        raise KeyboardInterrupt(name)
-
-    try:
-        previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread: signals never arrive here
-        _load_extensions()
-        yield
-        return
-    try:
-        _load_extensions()
-        for s in previous:
-            signal.signal(s, handler)
-        if held:
-            raise KeyboardInterrupt(signal.Signals(held[0]).name)
-        yield
-    finally:
-        for s, old in previous.items():
-            signal.signal(s, old)
-        interrupts.clear()
-
-
 def interrupted(message: str) -> NoReturn:
     """Say that the run was interrupted and what was kept; exit with :data:`EXIT_INTERRUPTED`.
 
@@ -286,12 +196,6 @@ def floats(text: str, option: str) -> list[float]:
         ) from None
 
 
-def policy_names(text: str, param: str, default: Sequence[str] | None = None) -> list[str]:
-    """:func:`lpsched.policies.selection.parse_policy_list` of the option ``param``."""
-    with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
-        return parse_policy_list(text, param, default)
-
-
 def _policy_option_pairs(
     ctx: click.Context, param: click.Parameter, pairs: tuple[str, ...]
 ) -> dict[str, Any]:
@@ -340,22 +244,19 @@ def plugin_errors_after(load: Callable[[], None]) -> Iterator[None]:
 # --------------------------------------------------------------------------- shared options
 
 
-def json_flag(help: str = "Print one JSON object."):
-    """``--json``: one JSON object on standard output instead of the table."""
-    return click.option("--json", "as_json", is_flag=True, help=help)
+def flag(*decls: str, help: str):
+    """A boolean option, False unless given."""
+    return click.option(*decls, is_flag=True, help=help)
 
 
-json_option = json_flag()
+#: ``--json``: one JSON object on standard output instead of the table.
+json_option = flag("--json", "as_json", help="Print one JSON object.")
 
-
-def verbose_flag(help: str):
-    """``-v`` / ``--verbose``."""
-    return click.option("-v", "--verbose", is_flag=True, help=help)
-
-
-verbose_option = verbose_flag(
-    "Stream the solver log, with an incumbent / bound / gap line every 2 s, on standard "
-    "error (default: one live line when standard error is a terminal)."
+verbose_option = flag(
+    "-v",
+    "--verbose",
+    help="Stream the solver log, with an incumbent / bound / gap line every 2 s, on standard "
+    "error (default: one live line when standard error is a terminal).",
 )
 
 
@@ -389,7 +290,6 @@ def time_limit_option(help: str):
 threads_option = click.option(
     "--threads",
     type=click.IntRange(min=1, max=MAX_THREADS),
-    default=None,
     help="HiGHS / CP-SAT threads (default: theirs).",
 )
 
@@ -421,7 +321,6 @@ def phase1_option(note: str = "(default as for 'run')"):
     return click.option(
         "--phase1",
         type=click.Choice(PHASE1_SOLVERS),
-        default=None,
         help=f"Sorted-F Phase-1 solver {note}.",
     )
 
@@ -457,21 +356,6 @@ import_option = click.option(
 )
 
 
-#: ``--import MODULE`` of every command that takes policy or time-model names.
-import_option = click.option(
-    "--import",
-    "imports",
-    multiple=True,
-    metavar="MODULE",
-    expose_value=False,
-    is_eager=True,
-    callback=_import_modules,
-    help="Import MODULE first (repeatable): a module that calls lpsched.register_policy or "
-    "lpsched.register_time_model, found in the current directory or on PYTHONPATH. Installed "
-    "plug-ins (entry points 'lpsched.policies', 'lpsched.time_models') need no option.",
-)
-
-
 def _time_model(ctx: click.Context, param: click.Parameter, value: str | None) -> TimeModel | None:
     """Option callback of ``--time-model``: the model of ``NAME[:key=value,...]``, or a usage
     error naming what is wrong (exit code 2)."""
@@ -490,7 +374,6 @@ def time_model_option(what: str):
     return click.option(
         "--time-model",
         "model",
-        default=None,
         metavar="NAME[:KEY=VALUE,...]",
         callback=_time_model,
         help=f"Read the schedules in seconds under this time model and {what} (SPEC section "

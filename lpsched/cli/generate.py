@@ -3,6 +3,8 @@ trace files, or from the NP-hardness gadgets."""
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from ..generators.make import describe_workloads, make_instance
@@ -10,8 +12,8 @@ from ..generators.small import EXACT_WORKLOADS
 from ..generators.three_partition import gadget as make_gadget
 from ..generators.three_partition import tel_threshold
 from ..generators.workloads import WORKLOADS
-from ..io import write_instance
-from .common import bad_input, check_output, finite, floats, output_option, seed_option
+from ..io import check_output, write_instance
+from .common import bad_input, finite, flag, floats, output_option, seed_option
 
 
 def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -19,6 +21,12 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
     if value and not ctx.resilient_parsing:
         click.echo(describe_workloads())
         ctx.exit(0)
+
+
+#: ``--arrival-rate`` and ``--arrival-rate-s``: a finite rate > 0.
+_rate = functools.partial(
+    click.option, type=click.FloatRange(min=0, min_open=True, max=1e9), callback=finite
+)
 
 
 @click.command(name="generate")
@@ -44,18 +52,9 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
     "--memory", type=click.IntRange(min=1), required=True, help="KV-cache budget M in tokens."
 )
 @seed_option()
-@click.option(
-    "--arrival-rate",
-    type=click.FloatRange(min=0, min_open=True, max=1e9),
-    default=None,
-    callback=finite,
-    help="Poisson arrivals, requests per round (default: all at round 0).",
-)
-@click.option(
+@_rate("--arrival-rate", help="Poisson arrivals, requests per round (default: all at round 0).")
+@_rate(
     "--arrival-rate-s",
-    type=click.FloatRange(min=0, min_open=True, max=1e9),
-    default=None,
-    callback=finite,
     help="Poisson arrivals in seconds (arrival_s), requests per second: the online policies "
     "admit by them under --time-model (SPEC section 10); the arrival rounds stay 0.",
 )
@@ -65,36 +64,30 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
     multiple=True,
     help="Sample real rows from this trace CSV instead (repeatable).",
 )
-@click.option(
-    "--weights", default=None, help="With several --trace: comma-separated shares, e.g. 0.8,0.2."
-)
+@click.option("--weights", help="With several --trace: comma-separated shares, e.g. 0.8,0.2.")
 @click.option(
     "--round-ms",
     type=click.FloatRange(min=0.001),
-    default=None,
     callback=finite,
     help="With --trace: keep the trace's arrived_at, one round lasting this many ms.",
 )
-@click.option(
+@flag(
     "--arrival-seconds",
-    is_flag=True,
     help="With --trace: keep the trace's arrived_at in seconds (from the earliest drawn) as "
     "each request's arrival_s, which the online policies admit by under --time-model (SPEC "
     "section 10); with or without --round-ms, which gives the arrival rounds.",
 )
-@click.option(
+@flag(
     "--skip-oversized",
-    is_flag=True,
     help="With --trace: leave out rows with s + o > M (reported) instead of failing on them.",
 )
 @click.option(
     "--intervals",
     "interval_spec",
-    default=None,
     help="Add decode-length prediction intervals (for amax, amin, sorted-f-amin): "
     "exact, multiplicative:EPS, bins or none.",
 )
-@click.option("--name", default=None, help="Instance name.")
+@click.option("--name", help="Instance name.")
 @output_option()
 @bad_input
 def generate_cmd(traces, weights, round_ms, interval_spec, output, **given) -> None:
@@ -150,7 +143,7 @@ def gadget() -> None:
     default=None,
     help="A yes-instance (planted triples) or a proven no-instance (one of the two is needed).",
 )
-@click.option("--distinct", is_flag=True, help="Make the 3m values distinct.")
+@flag("--distinct", help="Make the 3m values distinct.")
 @seed_option()
 @output_option()
 @bad_input

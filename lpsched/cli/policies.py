@@ -12,22 +12,15 @@ import click
 from ..comparison import DEFAULT_ONLINE_POLICIES, DEFAULT_POLICIES, check_clock, compare_policies
 from ..comparison import default_policies as defaults_for
 from ..instance import Instance
-from ..io import schedule_to_dict, write_priorities, write_schedule
-from ..policies.registry import (
-    POLICIES,
-    PolicySelectionError,
-    check_policy_options,
-    load_plugins,
-    parse_policy,
-    run_policy,
-)
+from ..io import check_output, schedule_to_dict, write_priorities, write_schedule
+from ..policies.registry import POLICIES, load_plugins, parse_policy, run_policy
+from ..policies.selection import select_policies
 from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
 from ..timing.seconds import to_seconds
 from .common import (
     bad_input,
-    check_output,
+    flag,
     import_option,
-    json_flag,
     json_option,
     load_instance,
     max_nonzeros_option,
@@ -35,7 +28,6 @@ from .common import (
     phase1_for,
     phase1_option,
     plugin_errors_after,
-    policy_names,
     policy_options,
     solver_chatter_to_stderr,
 )
@@ -50,21 +42,21 @@ _OWN_FLAGS = {
 _lp_nonzeros = max_nonzeros_option("20,000,000; the LP of sorted-lp")
 
 
-def _check_options(names: list[str], options: dict[str, Any]) -> None:
-    """:func:`lpsched.policies.registry.check_policy_options` as a usage error naming
-    ``--option`` (exit code 2)."""
-    try:
-        check_policy_options(names, options, _OWN_FLAGS)
-    except PolicySelectionError as exc:
-        raise click.BadParameter(str(exc), param_hint="--option") from None
+def _select(text: str | None, options, option="--policies", default=None) -> list[str]:
+    """:func:`lpsched.policies.selection.select_policies`, the commands' own flags reserved."""
+    with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
+        return select_policies(text, options, option=option, default=default, reserved=_OWN_FLAGS)
 
 
-def _run_options(inst: Instance, phase1, max_nonzeros, extra: dict[str, Any]) -> dict[str, Any]:
+def _options(inst: Instance, phase1, max_nonzeros, extra, model=None) -> dict[str, Any]:
     """The keyword arguments of :func:`lpsched.policies.registry.run_policy`: the commands'
-    own flags and the ``--option`` pairs."""
+    own flags and the ``--option`` pairs; the time model goes to the policies that declare it
+    (a clock, or a plan in seconds)."""
     opts: dict[str, Any] = {"solver": phase1_for(inst, phase1)}
     if max_nonzeros is not None:
         opts["max_nonzeros"] = max_nonzeros
+    if model is not None:
+        opts["time_model"] = model
     return opts | extra
 
 
@@ -72,7 +64,6 @@ def _run_options(inst: Instance, phase1, max_nonzeros, extra: dict[str, Any]) ->
 @click.argument("instance", required=False)
 @click.option(
     "--policies",
-    default=None,
     help=f"Comma-separated registry names; NAME+backfill runs NAME with backfill; +NAME,... "
     f"adds to the default [default: {','.join(DEFAULT_POLICIES)}; with arrivals "
     f"{','.join(DEFAULT_ONLINE_POLICIES)}].",
@@ -102,16 +93,12 @@ def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model
     """
     additions = policies is not None and policies.strip().startswith("+")
     if policies is not None and not additions:  # checked before the instance is read
-        names = policy_names(policies, "--policies")
-        _check_options(names, policy_options)
+        names = _select(policies, policy_options)
     inst = load_instance(instance)
     if policies is None or additions:
-        names = defaults_for(inst, model)
-        if additions:
-            names = policy_names(policies, "--policies", names)
-        _check_options(names, policy_options)
+        names = _select(policies, policy_options, default=defaults_for(inst, model))
     check_clock(inst, model, names)
-    opts = _run_options(inst, phase1, max_nonzeros, policy_options)
+    opts = _options(inst, phase1, max_nonzeros, policy_options)
     with solver_chatter_to_stderr():
         comparison = compare_policies(inst, names, time_model=model, options=opts)
     click.echo(json.dumps(comparison.to_dict()) if as_json else comparison.summary())
@@ -128,9 +115,11 @@ def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model
 @phase1_option()
 @output_option("Write the schedule JSON here (default: standard output).", required=False)
 @_lp_nonzeros
-@json_flag(
-    "Print one JSON summary (policy, TEL, mean latency, ...; with the schedule when there is "
-    "no -o)."
+@flag(
+    "--json",
+    "as_json",
+    help="Print one JSON summary (policy, TEL, mean latency, ...; with the schedule when there is "
+    "no -o).",
 )
 @policy_options(
     "record the model and each request's latency, TTFT and TPOT in the file; on an instance "
@@ -147,10 +136,14 @@ def schedule(
     round (SPEC section 10), which lpsched check recomputes.
     """
     check_output(output, instance)
-    _check_options(policy_names(policy, "--policy"), policy_options)
+    _select(policy, policy_options, "--policy")
     inst = load_instance(instance)
     check_clock(inst, model, [policy])
-    sched = _run(inst, policy, phase1, max_nonzeros, policy_options, model).check()
+    with solver_chatter_to_stderr():
+        sched = run_policy(
+            inst, policy, **_options(inst, phase1, max_nonzeros, policy_options, model)
+        )
+    sched.check()
     secs = None if model is None else to_seconds(sched, model)
     if output is not None:
         write_schedule(sched, output, secs)
@@ -171,16 +164,6 @@ def schedule(
             f"wrote {output}",
             err=True,
         )
-
-
-def _run(inst: Instance, policy: str, phase1, max_nonzeros, extra, model):
-    """:func:`lpsched.policies.registry.run_policy` with the commands' flags; the time model
-    goes to the policies that declare it (a clock, or a plan in seconds)."""
-    opts = _run_options(inst, phase1, max_nonzeros, extra)
-    if model is not None:
-        opts["time_model"] = model
-    with solver_chatter_to_stderr():
-        return run_policy(inst, policy, **opts)
 
 
 @click.command()
@@ -212,7 +195,7 @@ def priorities(instance, policy, phase1, output, max_nonzeros, policy_options, m
     ``--policy volume`` gives the same list run by lpsched's executor.
     """
     check_output(output, instance)
-    _check_options(policy_names(policy, "--policy"), policy_options)
+    _select(policy, policy_options, "--policy")
     if not parse_policy(policy)[0].listed:
         listed = ", ".join(name for name, p in POLICIES.items() if p.listed)
         raise ValueError(
@@ -221,7 +204,10 @@ def priorities(instance, policy, phase1, output, max_nonzeros, policy_options, m
             f"none); use one of {listed} (a list policy also as NAME+backfill)"
         )
     inst = load_instance(instance)
-    sched = _run(inst, policy, phase1, max_nonzeros, policy_options, model)
+    with solver_chatter_to_stderr():
+        sched = run_policy(
+            inst, policy, **_options(inst, phase1, max_nonzeros, policy_options, model)
+        )
     write_priorities(inst, sched.info["order"], output)
     click.echo(
         f"{policy}: wrote {inst.n} priorities (0 runs first) to {output}; "
@@ -232,7 +218,7 @@ def priorities(instance, policy, phase1, output, max_nonzeros, policy_options, m
 
 @click.command(name="policies")
 @import_option
-@json_flag("Print one JSON list (name, description, options).")
+@flag("--json", "as_json", help="Print one JSON list (name, description, options).")
 @bad_input
 def list_policies(as_json: bool) -> None:
     """List the registered policies, plug-ins included (entry points 'lpsched.policies').

@@ -7,12 +7,12 @@ import json
 import click
 
 from ..timing.registry import TIME_MODELS, load_time_model_plugins, time_model_names
-from .common import bad_input, import_option, json_flag, plugin_errors_after
+from .common import bad_input, flag, import_option, plugin_errors_after
 
 
 @click.command(name="time-models")
 @import_option
-@json_flag("Print one JSON list (name, summary, parameters, docs, source).")
+@flag("--json", "as_json", help="Print one JSON list (name, summary, parameters, docs, source).")
 @bad_input
 def list_time_models(as_json: bool) -> None:
     """List the registered time models, profiles and plug-ins included (entry points

@@ -24,20 +24,7 @@ def traces() -> None:
 @json_option
 def traces_list(as_json: bool) -> None:
     """The registered traces: name, file, rows, licence, source and whether they are cached."""
-    rows = [
-        {
-            "name": t.name,
-            "file": t.file,
-            "rows": t.rows,
-            "licence": t.licence,
-            "repository": t.repository,
-            "url": datasets.trace_url(t.name),
-            "sha256": t.sha256,
-            "cached": datasets.is_cached(t.name),
-            "description": t.description,
-        }
-        for t in datasets.TRACES.values()
-    ]
+    rows = datasets.describe_traces()
     if as_json:
         click.echo(json.dumps({"cache": str(datasets.cache_dir()), "traces": rows}))
         return

@@ -14,7 +14,8 @@ One module per format, all names re-exported here:
 
 * :mod:`.instances` -- instance JSON: :func:`~.instances.read_instance`,
   :func:`~.instances.write_instance`, :func:`~.instances.instance_to_dict`,
-  :func:`~.instances.instance_from_dict` and the format's keys;
+  :func:`~.instances.instance_from_dict` and the format's keys; the shipped default instance;
+  :func:`~.instances.check_output` (an output file that would overwrite an input);
 * :mod:`.schedules` -- schedule JSON: :func:`~.schedules.read_schedule`,
   :func:`~.schedules.write_schedule`, :func:`~.schedules.schedule_to_dict` and the keys;
 * :mod:`.traces` -- trace CSV: :func:`~.traces.read_trace_csv` and
@@ -40,6 +41,7 @@ from .instances import (
     INSTANCE_KEYS,
     INSTANCE_VERSION,
     REQUEST_KEYS,
+    check_output,
     default_instance,
     instance_from_dict,
     instance_to_dict,
@@ -68,6 +70,7 @@ from .traces import read_trace_csv, require_files
 __all__ = [
     "default_instance",
     "DEFAULT_INSTANCE_SPEC",
+    "check_output",
     "WriteError",
     "atomic_write_text",
     "INSTANCE_KEYS",

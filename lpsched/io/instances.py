@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..instance import Instance, InstanceError, int_field, quote
+from ..instance import Instance, InstanceError, OptionError, int_field, quote
 from ._common import _brief, _unknown_keys
 from .atomic import atomic_write_text
 from .json_text import _first_nonfinite, load_json
@@ -25,6 +25,7 @@ __all__ = [
     "write_instance",
     "default_instance",
     "DEFAULT_INSTANCE_SPEC",
+    "check_output",
 ]
 
 #: The generator call of the shipped default instance (``lpsched/data/default.json``, copied to
@@ -277,3 +278,37 @@ def default_instance() -> Instance:
         json.loads(DEFAULT_INSTANCE_FILE.read_text(encoding="utf-8")),
         source=str(DEFAULT_INSTANCE_FILE),
     )
+
+
+def check_output(output: str | None, *inputs: str | None) -> None:
+    """Refuse an ``-o`` file that is one of the command's input files (the same path, or the
+    same file through a link; an input None is the shipped default instance), or that names a
+    folder (a trailing ``/``, or an existing directory), before any work: the run would
+    overwrite what it reads.
+
+    Raises
+    ------
+    lpsched.instance.OptionError
+        Naming the option ``-o`` and both paths (the command line's exit code 2).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    if output is None:
+        return
+    if output.endswith(("/", os.sep)) or os.path.isdir(output):
+        raise OptionError(
+            f"{output} names a folder; give a file name (such as {output.rstrip('/' + os.sep)}"
+            f"{os.sep}out.json)",
+            "-o",
+        )
+    if not os.path.exists(output):
+        return
+    for given in inputs:
+        path = str(DEFAULT_INSTANCE_FILE) if given is None else given
+        if os.path.exists(path) and os.path.samefile(output, path):
+            what = "the shipped default instance" if given is None else "the input file"
+            raise OptionError(
+                f"{output} is {what} {path}: the run would overwrite it; write elsewhere", "-o"
+            )

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..instance import OptionError
-from .registry import parse_policy
+from .registry import PolicySelectionError, check_policy_options, parse_policy
 
-__all__ = ["option_value", "parse_policy_list", "parse_policy_options"]
+__all__ = ["option_value", "parse_policy_list", "parse_policy_options", "select_policies"]
 
 
 def parse_policy_list(
@@ -63,6 +63,32 @@ def parse_policy_list(
             parse_policy(name)
         except KeyError as exc:
             raise OptionError(exc.args[0], option) from None
+    return names
+
+
+def select_policies(
+    text: str | None,
+    options: Mapping[str, Any],
+    *,
+    option: str = "--policies",
+    default: Sequence[str] | None = None,
+    reserved: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The policies of ``text`` (:func:`parse_policy_list`; None: ``default``), with the
+    policy ``options`` checked against them
+    (:func:`~lpsched.policies.registry.check_policy_options`).
+
+    Raises
+    ------
+    lpsched.instance.OptionError
+        A list that :func:`parse_policy_list` refuses (naming ``option``), or options that
+        the policies cannot take, or ``reserved`` ones (naming ``--option``).
+    """
+    names = list(default or ()) if text is None else parse_policy_list(text, option, default)
+    try:
+        check_policy_options(names, options, reserved)
+    except PolicySelectionError as exc:
+        raise OptionError(str(exc), "--option") from None
     return names
 
 

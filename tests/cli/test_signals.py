@@ -376,7 +376,7 @@ def test_a_signal_while_the_extensions_load_is_held_until_they_have(monkeypatch)
     import signal
     import time
 
-    from lpsched.cli import common
+    from lpsched import interrupts
 
     loaded = []
 
@@ -385,10 +385,10 @@ def test_a_signal_while_the_extensions_load_is_held_until_they_have(monkeypatch)
         time.sleep(0.2)  # the signal arrives in here
         loaded.append(True)
 
-    monkeypatch.setattr(common, "_load_extensions", slow_extension_import)
+    monkeypatch.setattr(interrupts, "_load_extensions", slow_extension_import)
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(KeyboardInterrupt):
-        with common.signals_as_interrupt():
+        with interrupts.signals_as_interrupt():
             pytest.fail("the block must not run after a held signal")
     assert loaded == [True]
     assert signal.getsignal(signal.SIGINT) is before
