@@ -275,7 +275,7 @@ def seed_option(help: str | None = None, maximum: int | None = None):
 
 
 def time_limit_option(help: str):
-    """``--time-limit``: seconds > 0 (default 60)."""
+    """``--time-limit``: seconds > 0, default 60 (``exact``, ``bound``, ``certify``)."""
     return click.option(
         "--time-limit",
         type=click.FloatRange(min=0, min_open=True),
@@ -286,7 +286,7 @@ def time_limit_option(help: str):
     )
 
 
-#: ``--threads``: the solvers' threads.
+#: ``--threads``: the solvers' threads (``certify``).
 threads_option = click.option(
     "--threads",
     type=click.IntRange(min=1, max=MAX_THREADS),
