@@ -6,14 +6,14 @@ from the registries, so a new back end or reproduction appears here without an e
 
 Exit codes: 0 ok, 1 bad input (the message names the file, request and field) or a failed run
 (``exact`` with status ``error``, a sweep whose worker died), 2 usage error, 130 interrupted
-(Ctrl-C or SIGTERM: ``exact`` still prints the best schedule and bound found so far with
-status ``interrupted``; ``reproduce`` keeps every finished row).
+(Ctrl-C or SIGTERM: ``exact`` and ``certify`` still print the best schedule and bound found so
+far with status ``interrupted``; ``reproduce`` keeps every finished row).
 ``--json`` prints one JSON object on standard output; the default is a readable table.
 Progress bars go to standard error.
 
 One module per command group: :mod:`~lpsched.cli.policies` (run, schedule, priorities,
 policies), :mod:`~lpsched.cli.timing` (time-models), :mod:`~lpsched.cli.check` (check, plot),
-:mod:`~lpsched.cli.solvers` (exact, bound, export), :mod:`~lpsched.cli.certify`,
+:mod:`~lpsched.cli.solvers` (exact, bound, certify, export),
 :mod:`~lpsched.cli.generate` (generate, gadget), :mod:`~lpsched.cli.traces`,
 :mod:`~lpsched.cli.reproduce`; what they share is in :mod:`~lpsched.cli.common`.
 """
@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from .. import __version__
-from . import certify, check, generate, policies, reproduce, solvers, timing, traces
+from . import check, generate, policies, reproduce, solvers, timing, traces
 from .common import interrupted
 
 __all__ = ["main"]
@@ -68,6 +68,6 @@ main.add_command(generate.gadget)
 main.add_command(solvers.exact)
 main.add_command(solvers.bound)
 main.add_command(solvers.export)
-main.add_command(certify.certify)
+main.add_command(solvers.certify)
 main.add_command(reproduce.reproduce)
 main.add_command(traces.traces)

@@ -1,20 +1,22 @@
-"""``lpsched exact``, ``bound`` and ``export``: the time-indexed model of an instance, solved,
-bounded or written for another solver."""
+"""``lpsched exact``, ``bound``, ``certify`` and ``export``: one solve of the driver
+(:func:`lpsched.solve`, through its shortcuts) printed by one printer, or the model written for
+another solver."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 import click
 
 from ..certify import best_bound, bound_choices, export_model, solve_exact
+from ..certify import certify as run_certify
 from ..certify.methods import METHODS
 from ..instance import InstanceError
 from ..solvers.result import SolveStatus
-from ..solvers.solve import EXPORT_FORMATS, SOLVERS
+from ..solvers.solve import EXPORT_BACKENDS, EXPORT_FORMATS, SOLVERS
 from .common import (
     RegistryChoice,
     bad_input,
@@ -25,9 +27,13 @@ from .common import (
     json_option,
     load_instance,
     max_nonzeros_option,
+    output_option,
+    seed_option,
     signals_as_interrupt,
     solve_and_report,
     solver_chatter_to_stderr,
+    threads_option,
+    time_limit_option,
     verbose_option,
 )
 
@@ -35,14 +41,9 @@ from .common import (
 @click.command()
 @click.argument("instance")
 @click.option("--solver", type=RegistryChoice(SOLVERS), default="highs", show_default=True)
-@click.option(
-    "--time-limit",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    callback=finite,
-    help="Seconds for the whole solve: the local search gets at most a quarter (and 5 s), "
-    "the model build and the solver the rest (see the reported build and solve times).",
+@time_limit_option(
+    "Seconds for the whole solve: the local search gets at most a quarter (and 5 s), the model "
+    "build and the solver the rest (see the reported build and solve times)."
 )
 @click.option(
     "--mip-gap",
@@ -57,16 +58,7 @@ from .common import (
 @max_nonzeros_option("20,000,000; 2,000,000 for the pyomo backend")
 @verbose_option
 @bad_input
-def exact(
-    instance: str,
-    solver: str,
-    time_limit: float,
-    mip_gap: float,
-    output: str | None,
-    as_json: bool,
-    max_nonzeros: int | None,
-    verbose: bool,
-) -> None:
+def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, verbose) -> None:
     """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap.
 
     Ctrl-C or SIGTERM stops the solver: the best schedule and bound so far are printed (and
@@ -79,12 +71,7 @@ def exact(
         instance,
         "exact",
         lambda inst, progress: solve_exact(
-            inst,
-            solver=solver,
-            time_limit=time_limit,
-            mip_gap=mip_gap,
-            max_nonzeros=max_nonzeros,
-            progress=progress,
+            inst, solver, time_limit, mip_gap, max_nonzeros=max_nonzeros, progress=progress
         ),
         output=output,
         as_json=as_json,
@@ -102,11 +89,13 @@ class _BoundMethods(Mapping[str, str]):
     lower-side method of the certify registry, with its summary."""
 
     def __getitem__(self, name: str) -> str:
-        if name == "auto":
-            return "the LP when small enough, else combinatorial"
         if name not in bound_choices():
             raise KeyError(name)
-        return METHODS[name].summary
+        return (
+            "the LP when small enough, else combinatorial"
+            if name == "auto"
+            else METHODS[name].summary
+        )
 
     def __iter__(self) -> Iterator[str]:
         return iter(bound_choices())
@@ -126,13 +115,8 @@ class _BoundMethods(Mapping[str, str]):
     "lower-bound method of the certify registry (lpsched.certify.methods.METHODS), run "
     "alone on the best list schedule.",
 )
-@click.option(
-    "--time-limit",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    callback=finite,
-    help="Seconds for the bound: the LP of auto and lp, or the budget of the method run alone.",
+@time_limit_option(
+    "Seconds for the bound: the LP of auto and lp, or the budget of the method run alone."
 )
 @json_option
 @max_nonzeros_option(
@@ -141,14 +125,7 @@ class _BoundMethods(Mapping[str, str]):
 )
 @verbose_option
 @bad_input
-def bound(
-    instance: str | None,
-    method: str,
-    time_limit: float,
-    as_json: bool,
-    max_nonzeros: int | None,
-    verbose: bool,
-) -> None:
+def bound(instance, method, time_limit, as_json, max_nonzeros, verbose) -> None:
     """A lower bound on the optimal TEL of INSTANCE (default: the shipped default instance)."""
 
     def call(inst, progress):
@@ -165,29 +142,57 @@ def bound(
 
 
 @click.command()
+@click.argument("instance", required=False)
+@time_limit_option("Seconds for the whole run (the list policies always finish first).")
+@threads_option
+@seed_option("Seed of the searches.", maximum=2**63 - 1)
+@best_schedule_option
+@json_option
+@verbose_option
+@bad_input
+def certify(instance, time_limit, threads, seed, output, as_json, verbose) -> None:
+    """The best schedule, the best valid lower bound and the certified gap of INSTANCE
+    (default: the shipped default instance), choosing methods by its size.
+
+    Prints the schedule's TEL and the method that found it, the bound and the method that
+    proved it, the gap, and which method improved which side when. Status 'optimal' only
+    when the bound meets the TEL. Ctrl-C or SIGTERM stops it: the best schedule and bound so
+    far are printed (and written with -o), exit code 130.
+    """
+    check_output(output, instance)
+    if output is not None:  # before a run of minutes, not after it
+        folder = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise click.BadParameter(f"{output}: cannot write there", param_hint="-o")
+    solve_and_report(
+        instance,
+        "certify",
+        lambda inst, progress: run_certify(
+            inst, time_limit, threads=threads, seed=seed, progress=progress
+        ),
+        output=output,
+        as_json=as_json,
+        verbose=verbose,
+        nothing="no schedule found yet",
+    )
+
+
+@click.command()
 @click.argument("instance")
 @click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="lp", show_default=True)
 @click.option("--relax", is_flag=True, help="Write the LP relaxation instead of the MIP.")
 @click.option(
     "--backend",
-    type=click.Choice(["pyomo", "highs"]),
+    type=click.Choice(EXPORT_BACKENDS),
     default="pyomo",
     show_default=True,
     help="pyomo: named variables x[i,k]; highs: fast for large instances.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
+@output_option()
 @max_nonzeros_option("2,000,000 for pyomo, 20,000,000 for highs")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (file, horizon).")
 @bad_input
-def export(
-    instance: str,
-    fmt: str,
-    relax: bool,
-    backend: str,
-    output: str,
-    max_nonzeros: int | None,
-    as_json: bool,
-) -> None:
+def export(instance, fmt, relax, backend, output, max_nonzeros, as_json) -> None:
     """Write the time-indexed model of INSTANCE as an LP or MPS file for any solver.
 
     The horizon is the one 'exact' uses (min(T1, T2) with start windows); it is printed and
@@ -196,26 +201,19 @@ def export(
     Arrivals are counted from the earliest one.
     """
     check_output(output, instance)
-    facts: dict[str, Any] = {}
+    facts: dict = {}
     with signals_as_interrupt():
         try:
             inst = load_instance(instance)
             with solver_chatter_to_stderr():
                 export_model(
-                    inst,
-                    output,
-                    fmt,
-                    relax=relax,
-                    backend=backend,
-                    max_nonzeros=max_nonzeros,
+                    inst, output, fmt, relax=relax, backend=backend, max_nonzeros=max_nonzeros,
                     info=facts,
-                )
+                )  # fmt: skip
         except KeyboardInterrupt:
             interrupted(f"{output} not written")
-    horizon = (
-        f"horizon T = {facts['horizon']} (T1 = {facts['T1']}, T2 = {facts['T2']}"
-        f"{', start windows' if facts['windows'] else ''})"
-    )
+    windows = ", start windows" if facts["windows"] else ""
+    horizon = f"horizon T = {facts['horizon']} (T1 = {facts['T1']}, T2 = {facts['T2']}{windows})"
     if as_json:
         click.echo(json.dumps({"output": output, "format": fmt, "relax": relax, **facts}))
     click.echo(f"wrote {output}: {horizon}", err=True)
