@@ -273,9 +273,8 @@ class _WindowMaster:
 
     def solve(self, deadline: float | None) -> bool:
         """Re-solve from the current basis (the dual simplex after new rows, else the primal
-        simplex, after new columns); False if a limit or HiGHS stopped it short. An optimum
-        sets :attr:`last_mean_start`. Raises ``KeyboardInterrupt`` on Ctrl-C (HiGHS stopped
-        first)."""
+        simplex, after new columns); False if a limit or HiGHS stopped it short; an optimum
+        sets ``last_mean_start``. Raises ``KeyboardInterrupt`` on Ctrl-C (HiGHS stopped first)."""
         import highspy
 
         optimal = highspy.HighsModelStatus.kOptimal
@@ -298,9 +297,7 @@ class _WindowMaster:
         return status == optimal
 
     def level_solved(self, z: float, info: dict[str, Any]) -> bool:
-        """This level's aggregated LP is solved (value ``z``): True when no window overflows
-        (then ``z`` is the LP value, ``info["lp_value"]``, with the simplex), else the
-        overflowing windows are cut in two (:func:`split_violated`) by :meth:`advance`."""
+        """Level solved at ``z``: True if no window overflows, else the cut is decided."""
         self.levels.append(
             {
                 "windows": int(self.edges.size - 1),
@@ -328,8 +325,7 @@ class _WindowMaster:
 
     @property
     def windows(self) -> int:
-        """Windows of the last level decided (those of :meth:`level_solved`'s cut, when it is
-        not applied yet)."""
+        """Windows of the last level decided (a cut not applied yet included)."""
         return int((self.edges if self.finer is None else self.finer).size - 1)
 
     def value(self) -> float:
@@ -515,8 +511,7 @@ def _grid(end: int, step: int) -> np.ndarray:
 
 
 class _ColumnPool:
-    """Every column found so far, in the order found: the seeds', then each pricing round's
-    new ones (the aggregated master is rebuilt from none of them: its rows grow instead)."""
+    """Every column found so far, in the order found (the seeds', then the pricing's)."""
 
     def __init__(self) -> None:
         self.units: list[np.ndarray] = []

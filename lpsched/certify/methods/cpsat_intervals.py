@@ -63,7 +63,7 @@ from ...solvers.options import (
 )
 from ...solvers.progress import Observer, Progress
 from ...solvers.result import LPTooLargeError, SolveStatus, run_interruptible
-from ..method import Method
+from ..method import Method, solver_options
 
 __all__ = [
     "METHOD",
@@ -222,7 +222,7 @@ def solve_cpsat_intervals(
     time_limit: float | None,
     threads: int | None = None,
     observer: Observer | None = None,
-    max_nonzeros: int = CPSAT_INTERVALS_MAX_NONZEROS,
+    max_nonzeros: int | None = None,
 ) -> IntervalResult:
     """Improve ``schedule`` with CP-SAT on the interval + time-indexed model, and bound the TEL.
 
@@ -243,8 +243,8 @@ def solve_cpsat_intervals(
         running CP-SAT, and each strictly better lower bound on the TEL (rounds), from
         CP-SAT's threads. A :class:`~lpsched.solvers.progress.Progress` also gets CP-SAT's log
         (when its ``log`` is on).
-    max_nonzeros : int
-        Size guard on the time-indexed rows (:data:`CPSAT_INTERVALS_MAX_NONZEROS`).
+    max_nonzeros : int or None
+        Size guard on the time-indexed rows; None: :data:`CPSAT_INTERVALS_MAX_NONZEROS`.
 
     Returns
     -------
@@ -291,6 +291,8 @@ def solve_cpsat_intervals(
     hz = tight_horizon(shifted, hint)
     check_horizon(instance, hz.T, "the CP-SAT interval model")
     cols, nnz = matrix_size(shifted, hz.T, hz.slack)
+    if max_nonzeros is None:
+        max_nonzeros = CPSAT_INTERVALS_MAX_NONZEROS
     if nnz > max_nonzeros:
         raise LPTooLargeError(
             f"{instance.name}: the CP-SAT interval model has {nnz:,} time-indexed non-zeros "
@@ -331,9 +333,7 @@ def _interval_model(
     deadline: float | None,
     info: dict[str, Any],
 ) -> tuple[Any, list]:
-    """The CP-SAT model of the module docstring on the shifted instance, hinted at the starts
-    ``start0`` of TEL ``upper_bound``, and its ``p`` variables; records its size in ``info``.
-    Raises :class:`~lpsched.solvers.BuildTimeout` when ``deadline`` passes first."""
+    """The model of the module docstring, hinted at ``start0``, and its ``p`` variables."""
     classes = _classes(shifted)
     caps = latency_caps(shifted, upper_bound)
     mat = _narrowed(time_indexed_matrix(shifted, hz), shifted.arrival + caps - shifted.decode)
@@ -348,9 +348,7 @@ def _interval_model(
 
 
 class _Search:
-    """What :func:`solve_cpsat_intervals` has found, shared with CP-SAT's threads (under a
-    lock): the best schedule and bound, CP-SAT's misbehaviour, the first exception of a
-    callback."""
+    """What :func:`solve_cpsat_intervals` found, shared with CP-SAT's threads under a lock."""
 
     def __init__(
         self,
@@ -474,14 +472,8 @@ class _Search:
 def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
     """Report CP-SAT's schedules and bounds on the interval model to ``observer``; the
     contract is :class:`~lpsched.certify.method.Method`."""
-    limit = {} if options.max_nonzeros is None else {"max_nonzeros": options.max_nonzeros}
     res = solve_cpsat_intervals(
-        instance,
-        schedule,
-        time_limit=options.time_limit,
-        threads=options.threads,
-        observer=observer,
-        **limit,
+        instance, schedule, max_nonzeros=options.max_nonzeros, **solver_options(options, observer)
     )
     observer.on_incumbent(res.schedule)
     observer.on_bound(res.bound)

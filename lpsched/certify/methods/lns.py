@@ -62,7 +62,7 @@ from ...solvers import (
 )
 from ...solvers.options import SolveOptions, check_horizon, check_time_limit, shift_arrivals
 from ...solvers.progress import Observer
-from ..method import Method
+from ..method import Method, solver_options
 
 __all__ = [
     "METHOD",
@@ -604,25 +604,21 @@ def improve_lns(
             f"{instance.name}: the schedule spans {length:,} rounds, above the {MAX_ROUNDS:,} "
             "whose memory profile the LNS stores"
         )
-    sub_limit = (
-        float(sub_time_limit)
-        if sub_time_limit is not None
-        else 2.0
-        if time_limit is None
-        else min(2.0, max(0.3, time_limit / 300))
-    )
+    if sub_time_limit is not None:
+        sub_limit = float(sub_time_limit)
+    else:
+        sub_limit = 2.0 if time_limit is None else min(2.0, max(0.3, time_limit / 300))
     if compact is None:
         compact = n > COMPACT_MIN_N
     walk = _Walk(
-        inst, ResidualMemory(inst, p0, length), schedule.tel, ext, length,
-        max(2, min(k_start, n)), k_max, sub_limit, rng, stats,
+        inst, ResidualMemory(inst, p0, length), schedule.tel, ext, length, max(2, min(k_start, n)),
+        k_max, sub_limit, rng, stats, solver, threads, accept_ties,
     )  # fmt: skip
     while time.perf_counter() < deadline - 0.01:
         free = walk.neighbourhood(converge=time_limit is None)
         if free is None:
             break  # converged: a pass of the largest windows solved improved nothing
-        moved = walk.resolve(*free, solver, threads, deadline, accept_ties)
-        if compact and moved:
+        if walk.resolve(*free, deadline) and compact:
             walk.compact()
         if walk.cur_tel < best.tel:
             cand = Schedule(instance, walk.prof.start + shift, policy="lns")
@@ -642,13 +638,15 @@ def improve_lns(
     return best
 
 
+#: A neighbourhood: the free requests and their start windows ``(free, lo, hi)`` (rounds).
+_Free = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
 @dataclass
 class _Walk:
-    """The state of :func:`improve_lns`'s search on the shifted instance: the profile and its
-    TEL, the neighbourhood size ``k``, the next window's position ``j`` and the record of the
-    current pass of windows."""
+    """:func:`improve_lns`'s search state: profile, TEL, size ``k``, window position, pass."""
 
-    inst: Instance
+    inst: Instance  # arrivals shifted to start at round 0
     prof: ResidualMemory
     cur_tel: int
     ext: int
@@ -658,47 +656,36 @@ class _Walk:
     sub_limit: float
     rng: np.random.Generator
     stats: _Stats
+    solver: str
+    threads: int | None
+    accept_ties: bool
     j: int = 0
     step: int = 0
     pass_improved: bool = False
     pass_all_optimal: bool = True
-    total_o: int = field(init=False)
 
-    def __post_init__(self) -> None:
-        """``sum o_i`` (tokens), for the waiting slack ``cur_tel - sum o``."""
-        self.total_o = int(self.inst.decode.sum())
-
-    def neighbourhood(self, converge: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The next free set and its start windows ``(free, lo, hi)``: windows of rounds and,
-        every other step at ``n <= RELATED_MAX_N``, a related set; None when a pass of windows
-        improved nothing, cannot grow and ``converge`` (no time limit) says to stop there."""
+    def neighbourhood(self, converge: bool) -> _Free | None:
+        """The next window or related set; None once a pass ends converged (``converge``)."""
         n, a = self.inst.n, self.inst.arrival
         p = self.prof.start
         order = np.lexsort((np.arange(n), p))
         use_related = n <= RELATED_MAX_N and self.step % 2 == 1
         self.step += 1
         if use_related:
-            free, lo, hi = self._related(order)
+            free, lo, hi = self._related(order, p)
         else:
-            window = self._window(order, converge)
+            window = self._window(order, p, converge)
             if window is None:
                 return None
             free, lo, hi = window
         # a schedule of TEL <= cur_tel has every wait p_i - a_i <= cur_tel - sum o: no start
         # later is worth a column (and a window across an idle gap between arrivals stays small)
-        hi = np.maximum(np.minimum(hi, a[free] + (self.cur_tel - self.total_o)), p[free])
-        return free, lo, hi
+        slack = self.cur_tel - int(self.inst.decode.sum())
+        return free, lo, np.maximum(np.minimum(hi, a[free] + slack), p[free])
 
-    def _related(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """A random request, its neighbours in start order and random others, each free over
-        its valid window (a band around its start above ``FULL_WINDOW_MAX_N`` requests)."""
-        n, o, a, p, ext = (
-            self.inst.n,
-            self.inst.decode,
-            self.inst.arrival,
-            self.prof.start,
-            self.ext,
-        )
+    def _related(self, order: np.ndarray, p: np.ndarray) -> _Free:
+        """A random request, its neighbours in start order and random others."""
+        n, o, a, ext = self.inst.n, self.inst.decode, self.inst.arrival, self.ext
         kk = min(self.k, n)
         anchor = int(self.rng.integers(n))
         pos = int(np.flatnonzero(order == anchor)[0])
@@ -716,19 +703,9 @@ class _Walk:
             hi = np.maximum(np.minimum(hi, p[free] + band), p[free])
         return free, lo, hi
 
-    def _window(
-        self, order: np.ndarray, converge: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The ``k`` requests from position ``j`` in start order, free ``ext`` rounds beyond
-        their first and last start; at the end of a pass, ``k`` grows when every sub-MIP of a
-        pass without improvement was proven (None: it cannot, and ``converge``)."""
-        n, o, a, p, ext = (
-            self.inst.n,
-            self.inst.decode,
-            self.inst.arrival,
-            self.prof.start,
-            self.ext,
-        )
+    def _window(self, order: np.ndarray, p: np.ndarray, converge: bool) -> _Free | None:
+        """The ``k`` requests from position ``j`` in start order; ``k`` may grow after a pass."""
+        n, o, a, ext = self.inst.n, self.inst.decode, self.inst.arrival, self.ext
         kk = min(self.k, n)
         if self.j >= n - 1:
             self.j = 0
@@ -747,36 +724,18 @@ class _Walk:
         self.j += max(1, kk // 2)
         return free, lo, hi
 
-    def resolve(
-        self,
-        free: np.ndarray,
-        lo: np.ndarray,
-        hi: np.ndarray,
-        solver: str,
-        threads: int | None,
-        deadline: float,
-        accept_ties: bool,
-    ) -> bool:
-        """Re-solve the starts of ``free`` in ``[lo, hi]`` (:func:`solve_neighbourhood`), adapt
-        ``k`` to the sub-MIP's time, and keep its solution when better (or a tie, with
-        ``accept_ties``); whether a request moved."""
-        s, o, p, stats = self.inst.prefill, self.inst.decode, self.prof.start, self.stats
+    def resolve(self, free: np.ndarray, lo: np.ndarray, hi: np.ndarray, deadline: float) -> bool:
+        """Re-solve ``free`` in ``[lo, hi]``, adapt ``k``, keep a better start; True if moved."""
+        s, o, stats = self.inst.prefill, self.inst.decode, self.stats
+        cur = self.prof.start[free].copy()
         stats.sizes.append(int(free.size))
-        cur = p[free].copy()
         self.prof.remove(free)
-        remaining = deadline - time.perf_counter()
+        limit = max(0.05, min(self.sub_limit, deadline - time.perf_counter()))
         try:
             res = solve_neighbourhood(
-                self.prof.residual(),
-                s[free],
-                o[free],
-                lo,
-                hi,
-                current=cur,
-                solver=solver,
-                time_limit=max(0.05, min(self.sub_limit, remaining)),
-                threads=threads,
-            )
+                self.prof.residual(), s[free], o[free], lo, hi, current=cur, solver=self.solver,
+                time_limit=limit, threads=self.threads,
+            )  # fmt: skip
         except BaseException:
             self.prof.place(free, cur)
             raise
@@ -784,18 +743,17 @@ class _Walk:
         stats.sub_seconds += res.seconds
         stats.max_nnz = max(stats.max_nnz, res.nnz)
         stats.rejected += int(res.rejected)
-        n = self.inst.n
         if not res.optimal:
             self.pass_all_optimal = False
             if not res.rejected:
                 stats.timeouts += 1
                 self.k = max(2, int(self.k * 0.7))
         elif res.seconds < self.sub_limit / 8:
-            self.k = min(self.k_max, n, self.k + 1)
+            self.k = min(self.k_max, self.inst.n, self.k + 1)
         new = cur
         if res.start is not None and res.objective is not None:
             gain = int(cur.sum()) - res.objective
-            if gain > 0 or (accept_ties and gain == 0 and not np.array_equal(res.start, cur)):
+            if gain > 0 or (self.accept_ties and gain == 0 and not np.array_equal(res.start, cur)):
                 new = res.start
                 if gain > 0:
                     stats.improving += 1
@@ -826,14 +784,7 @@ class _Walk:
 def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
     """Report every better schedule of :func:`improve_lns` to ``observer``; the contract is
     :class:`~lpsched.certify.method.Method`."""
-    better = improve_lns(
-        instance,
-        schedule,
-        time_limit=options.time_limit,
-        seed=options.seed,
-        threads=options.threads,
-        observer=observer,
-    )
+    better = improve_lns(instance, schedule, seed=options.seed, **solver_options(options, observer))
     observer.on_incumbent(better)
 
 

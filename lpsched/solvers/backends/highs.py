@@ -470,8 +470,7 @@ def solve_mip(
 
 @dataclass
 class _MipRun:
-    """The runs of :func:`solve_mip` on one model and its repairs: the model (rebuilt without
-    aggregation by a repair that needs it), its MIP start, and the last run's outcome."""
+    """:func:`solve_mip`'s model (unaggregated by a repair), its MIP start and last run."""
 
     h: Any
     mat: TimeIndexedMatrix
@@ -512,8 +511,7 @@ class _MipRun:
         return True
 
     def repair(self, repair_rounds: int) -> bool:
-        """Cut off the last run's schedule when it overflows the KV cache (exact cover cuts,
-        module docstring); False when there is nothing to repair, or no cut to add."""
+        """Cut off an overflowing schedule (module docstring); False: nothing to re-solve."""
         import highspy
 
         sol = self.sol
