@@ -426,18 +426,11 @@ def _result(
     else:
         status = SolveStatus.GAP
     if objective is not None and tracker.closed():
-        bound = float(objective)
-    gap = None
-    if objective is not None:
-        gap = (
-            0.0 if objective == 0 or tracker.closed() else max(0.0, (objective - bound) / objective)
-        )
-    return Result(
-        status=status,
-        objective=objective,
-        bound=bound,
-        gap=gap,
-        schedule=sched,
+        bound = float(objective)  # the gap is then 0
+    return Result.of_schedule(
+        status,
+        sched,
+        bound,
         bound_method=bound_method,
         upper_method=None if sched is None else sched.policy,
         runtime_s=tracker.elapsed(),

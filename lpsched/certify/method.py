@@ -22,7 +22,7 @@ from ..schedule import Schedule
 from ..solvers.options import SolveOptions
 from ..solvers.progress import Observer
 
-__all__ = ["Method", "SIDES"]
+__all__ = ["Method", "SIDES", "solver_options"]
 
 #: What a method improves: ``lower`` (bounds), ``upper`` (schedules) or ``both``.
 SIDES = ("lower", "upper", "both")
@@ -104,3 +104,27 @@ class Method:
     def bounds(self) -> bool:
         """True for a method that proves lower bounds (``lower`` or ``both``)."""
         return self.side in ("lower", "both")
+
+
+def solver_options(options: SolveOptions, observer: Observer) -> dict[str, Any]:
+    """What a method hands its solver from the driver: the budget and the observer.
+
+    Parameters
+    ----------
+    options : SolveOptions
+        The method's options (``time_limit``: its budget in seconds, None for none;
+        ``threads``).
+    observer : Observer
+        The driver's observer, which the solver reports to as it finds.
+
+    Returns
+    -------
+    dict
+        ``{"time_limit", "threads", "observer"}``: the keyword options of the solvers of
+        ``lns``, ``lp-colgen``, ``cpsat-intervals`` and ``partial-integrality``.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    return {"time_limit": options.time_limit, "threads": options.threads, "observer": observer}

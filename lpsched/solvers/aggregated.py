@@ -57,15 +57,10 @@ import numpy as np
 from ..instance import Instance
 from ..schedule import Schedule
 from .backends import highs
-from .options import (
-    check_threads,
-    check_time_limit,
-)
 from .pricing import (
-    BestBound,
+    Generation,
     Pricer,
     check_generation_options,
-    pricing_round,
     seed_schedules,
     unit_model,
 )
@@ -190,16 +185,9 @@ class _WindowMaster:
     """
 
     def __init__(self, count, s, o, a, M: int, edges: np.ndarray, threads: int | None, solver: str):
-        self.h = highs.new_highs()
+        # the simplex from the basis; IPM and PDLP from scratch at each solve, without crossover
+        self.h = highs.master_highs(threads, None if solver == "simplex" else solver)
         self.solver = solver
-        if solver != "simplex":  # from scratch at each solve, without crossover
-            self.h.setOptionValue("solver", solver)
-            self.h.setOptionValue("run_crossover", "off")
-        if threads is not None:
-            import highspy
-
-            highspy.Highs.resetGlobalScheduler(True)  # as highs.build_highs: one pool per size
-            self.h.setOptionValue("threads", threads)
         self.count, self.s, self.o, self.a, self.M = count, s, o, a, float(M)
         self.U = int(count.size)
         self.rounds = int(edges[-1])
@@ -210,6 +198,11 @@ class _WindowMaster:
         self.starts = np.zeros(0, dtype=np.int64)
         self.nnz = 0
         self.retries = 0
+        self.finer: np.ndarray | None = None  # the leaves of the next level, once decided
+        self.refined = False  # rows added since the last solve: the dual simplex next
+        self.levels: list[dict[str, Any]] = []  # per level solved: windows, value, seconds
+        self.level_t0 = time.perf_counter()
+        self.last_mean_start: np.ndarray | None = None  # of the last optimal solve
         c = count.astype(np.float64)
         self._rows(c, c, np.zeros(self.U, np.int32), np.zeros(0, np.int32), np.zeros(0))
         self._group(self.edges[:-1], self.edges[1:])
@@ -278,13 +271,14 @@ class _WindowMaster:
         self.starts = np.concatenate((self.starts, starts))
         self.nnz += int(vals.size)
 
-    def solve(self, deadline: float | None, dual: bool = False) -> bool:
-        """Re-solve from the current basis (``dual``: the dual simplex, after new rows; else
-        the primal simplex, after new columns); False if a limit or HiGHS stopped it short.
-        Raises ``KeyboardInterrupt`` on Ctrl-C (HiGHS stopped first)."""
+    def solve(self, deadline: float | None) -> bool:
+        """Re-solve from the current basis (the dual simplex after new rows, else the primal
+        simplex, after new columns); False if a limit or HiGHS stopped it short; an optimum
+        sets ``last_mean_start``. Raises ``KeyboardInterrupt`` on Ctrl-C (HiGHS stopped first)."""
         import highspy
 
         optimal = highspy.HighsModelStatus.kOptimal
+        dual, self.refined = self.refined, False
         # HiGHS' simplex now and then ends a warm-started solve with status "unknown": then
         # the other simplex from the same basis, then the dual simplex from scratch
         strategies = (1 if dual else 4, 4 if dual else 1, 1) if self.solver == "simplex" else (0,)
@@ -292,18 +286,47 @@ class _WindowMaster:
             if attempt == 2:
                 self.h.clearSolver()
             self.h.setOptionValue("simplex_strategy", strategy)
-            if deadline is not None:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    return False
-                self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
-            if highs.run_highs(self.h, deadline):
-                raise KeyboardInterrupt
+            if not highs.rerun_highs(self.h, deadline):
+                return False
             status = self.h.getModelStatus()
             if status == optimal or status == highspy.HighsModelStatus.kTimeLimit:
                 break
             self.retries += 1
+        if status == optimal:
+            self.last_mean_start = self.mean_start()
         return status == optimal
+
+    def level_solved(self, z: float, info: dict[str, Any]) -> bool:
+        """Level solved at ``z``: True if no window overflows, else the cut is decided."""
+        self.levels.append(
+            {
+                "windows": int(self.edges.size - 1),
+                "value": z,
+                "seconds": time.perf_counter() - self.level_t0,
+            }
+        )
+        info["aggregated_value"] = z
+        finer = split_violated(self.edges, self.memory(), self.M)
+        if finer.size == self.edges.size:
+            info["converged"] = True
+            if self.solver == "simplex":  # an interior or PDLP value is approximate
+                info["lp_value"] = z
+            return True
+        self.finer = finer
+        return False
+
+    def advance(self) -> None:
+        """The rows of the windows :meth:`level_solved` cut, if it did."""
+        if self.finer is not None:
+            self.refine(self.finer)
+            self.finer = None
+            self.refined = True
+            self.level_t0 = time.perf_counter()
+
+    @property
+    def windows(self) -> int:
+        """Windows of the last level decided (a cut not applied yet included)."""
+        return int((self.edges if self.finer is None else self.finer).size - 1)
 
     def value(self) -> float:
         """The master's optimum (rounds)."""
@@ -430,132 +453,89 @@ def aggregated_lp(
     Validity: every bound is ``L(lambda)`` of the round-indexed LP at a piecewise-constant
     ``lambda`` (module docstring). Source: the module docstring.
     """
-    time_limit = check_time_limit(time_limit)
-    threads = check_threads(threads)
-    check_generation_options(alpha, master_solver, MASTER_SOLVERS)
+    time_limit, threads = check_generation_options(
+        time_limit, threads, alpha, master_solver, MASTER_SOLVERS
+    )
     for name, v in (("width", width), ("windows_target", windows_target)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
     if not 0.0 < tol <= 1e-4:
         raise ValueError(f"tol must be a number in (0, 1e-4], got {tol!r}")
     t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
     instance, shift, schedule, seeds, hz, _, first, unit_of, count, lo, hi, s, o, a = unit_model(
         instance, schedule, horizon, windows, "the aggregated master", seeds
     )
     price = Pricer(lo, hi, s, o, a, count, instance.memory)
-
-    pool_u: list[np.ndarray] = []
-    pool_k: list[np.ndarray] = []
-    seen: set[tuple[int, int]] = set()
-
-    def fresh(units: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        keep = [
-            j for j, key in enumerate(zip(units.tolist(), starts.tolist(), strict=True))
-            if key not in seen
-        ]  # fmt: skip
-        u, k = units[keep], starts[keep]
-        seen.update(zip(u.tolist(), k.tolist(), strict=True))
-        pool_u.append(u)
-        pool_k.append(k)
-        return u, k
-
+    pool = _ColumnPool()
     for seed in seed_schedules(instance, schedule, seeds):
         fits = (seed >= lo[unit_of]) & (seed <= hi[unit_of])
-        fresh(unit_of[fits], seed[fits])
-    reach0 = int(max(int((k + o[u]).max()) for u, k in zip(pool_u, pool_k, strict=True) if u.size))
+        pool.fresh(unit_of[fits], seed[fits])
     if width is None:
-        width = max(1, -(-reach0 // windows_target))
-    horizon_end = int(hz.T)
+        width = max(1, -(-pool.reach(o) // windows_target))
+    edges = _grid(int(hz.T), width)
 
-    def grid(end: int, step: int) -> np.ndarray:
-        return np.unique(np.concatenate((np.arange(0, end, step), [end]))).astype(np.int64)
-
-    edges = grid(horizon_end, width)
-
-    bound = BestBound(observer)
-    history: list[tuple[float, float, float]] = []
-    levels: list[dict[str, Any]] = []
-    info: dict[str, Any] = {"converged": False, "iterations": 0, "mispricings": 0}
-    _, _, trivial = price(np.zeros(1))
-    bound.offer(trivial, np.zeros(1))
-    master_s = 0.0
-    z = np.inf
-    mean_start: np.ndarray | None = None
+    run = Generation.open(t0, time_limit, price, observer)
     master = _WindowMaster(count, s, o, a, instance.memory, edges, threads, master_solver)
-    master.add(np.concatenate(pool_u), np.concatenate(pool_k))
-    refined = False
+    master.add(np.concatenate(pool.units), np.concatenate(pool.starts))
 
     def master_add(units: np.ndarray, starts: np.ndarray) -> int:
-        u, k = fresh(units, starts)
+        u, k = pool.fresh(units, starts)
         master.add(u, k)
         return int(u.size)
 
-    level_t0 = time.perf_counter()
-    while max_iterations is None or info["iterations"] < max_iterations:
-        t1 = time.perf_counter()
-        solved = master.solve(deadline, dual=refined)
-        refined = False
-        master_s += time.perf_counter() - t1
-        if not solved:
-            info["stopped"] = master.h.modelStatusToString(master.h.getModelStatus())
-            break
-        info["iterations"] += 1
-        z = master.value()
-        mean_start = master.mean_start()
-        u_dual, lam_m = master.duals()
-        new, mispriced = pricing_round(price, bound, lam_m, u_dual, z, alpha, master_add)
-        info["mispricings"] += mispriced
-        history.append((time.perf_counter() - t0, bound.best, z))
-        if z - bound.best <= tol * max(1.0, abs(z)) or not new:
-            # this level's aggregated LP is solved: refine where its memory overflows
-            levels.append(
-                {
-                    "windows": int(edges.size - 1),
-                    "value": z,
-                    "seconds": time.perf_counter() - level_t0,
-                }
-            )
-            info["aggregated_value"] = z
-            finer = split_violated(edges, master.memory(), float(instance.memory))
-            if finer.size == edges.size:
-                info["converged"] = True
-                if master_solver == "simplex":  # an interior or PDLP value is approximate
-                    info["lp_value"] = z
-                break
-            edges = finer
-            if deadline is not None and time.perf_counter() >= deadline:
-                info["stopped"] = "time limit"
-                break
-            master.refine(edges)
-            refined = True
-            level_t0 = time.perf_counter()
-            continue
-        if deadline is not None and time.perf_counter() >= deadline:
-            info["stopped"] = "time limit"
-            break
-    info.update(
-        master_value=None if not np.isfinite(z) else z,
+    run.run(master, master_add, alpha, tol, max_iterations)
+    mean_start = master.last_mean_start
+    return run.result(
+        "lp-aggregated",
+        hz.T,
+        shift,
         mean_start=None if mean_start is None else mean_start[unit_of] + shift,
         column_pool=(first[master.units], master.starts + shift),
         column_values=np.asarray(master.h.getSolution().col_value, dtype=np.float64),
-        levels=levels,
-        windows=int(edges.size - 1),
+        levels=master.levels,
+        windows=master.windows,
         first_width=int(width),
-        columns=int(sum(u.size for u in pool_u)),
+        columns=int(sum(u.size for u in pool.units)),
         nonzeros=master.nnz,
-        master_s=master_s,
+        master_s=run.master_s,
         pricing_s=price.seconds,
-        history=history,
+        history=run.history,
         T=hz.T,
         slack=hz.slack,
     )
-    if shift:
-        info["time_shift"] = shift
-    return Result.of_bound(
-        method="lp-aggregated",
-        bound=float(bound.best),
-        runtime_s=time.perf_counter() - t0,
-        horizon=hz.T,
-        info=info,
-    )
+
+
+def _grid(end: int, step: int) -> np.ndarray:
+    """Window boundaries ``0, step, 2 step, ..., end`` (rounds)."""
+    return np.unique(np.concatenate((np.arange(0, end, step), [end]))).astype(np.int64)
+
+
+class _ColumnPool:
+    """Every column found so far, in the order found (the seeds', then the pricing's)."""
+
+    def __init__(self) -> None:
+        self.units: list[np.ndarray] = []
+        self.starts: list[np.ndarray] = []
+        self.seen: set[tuple[int, int]] = set()
+
+    def fresh(self, units: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The columns ``(units[j], starts[j])`` not in the pool yet, now put in it."""
+        keep = [
+            j for j, key in enumerate(zip(units.tolist(), starts.tolist(), strict=True))
+            if key not in self.seen
+        ]  # fmt: skip
+        u, k = units[keep], starts[keep]
+        self.seen.update(zip(u.tolist(), k.tolist(), strict=True))
+        self.units.append(u)
+        self.starts.append(k)
+        return u, k
+
+    def reach(self, o: np.ndarray) -> int:
+        """The last round the pool's columns cover (``o``: decode per unit)."""
+        return int(
+            max(
+                int((k + o[u]).max())
+                for u, k in zip(self.units, self.starts, strict=True)
+                if u.size
+            )
+        )

@@ -84,16 +84,11 @@ import numpy as np
 from ..instance import Instance
 from ..schedule import Schedule
 from .backends import highs
-from .options import (
-    check_threads,
-    check_time_limit,
-)
 from .pricing import (
-    BestBound,
+    Generation,
     Pricer,
     check_generation_options,
     memory_use,
-    pricing_round,
     seed_schedules,
     unit_model,
 )
@@ -122,17 +117,11 @@ class _Master:
     cost of ``m_t`` (:meth:`duals`). ``solver``: one of :data:`MASTER_SOLVERS` but "auto"."""
 
     def __init__(self, count, s, o, a, M: int, threads: int | None, difference: bool, solver: str):
-        self.h = highs.new_highs()
-        if threads is not None:
-            import highspy
-
-            highspy.Highs.resetGlobalScheduler(True)  # as highs.build_highs: one pool per size
-            self.h.setOptionValue("threads", threads)
-        if solver in ("primal", "dual"):
+        simplex = solver in ("primal", "dual")
+        # without crossover: interior duals, and crossover alone takes minutes at n = 2000
+        self.h = highs.master_highs(threads, None if simplex else solver)
+        if simplex:
             self.h.setOptionValue("simplex_strategy", 4 if solver == "primal" else 1)
-        else:  # no crossover: interior duals, and crossover alone takes minutes at n = 2000
-            self.h.setOptionValue("solver", solver)
-            self.h.setOptionValue("run_crossover", "off")
         self.difference = difference
         self.count, self.s, self.o, self.a, self.M = count, s, o, a, float(M)
         self.U = int(count.size)
@@ -224,14 +213,8 @@ class _Master:
         Raises ``KeyboardInterrupt`` on Ctrl-C (HiGHS is stopped first)."""
         import highspy
 
-        if deadline is not None:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                return False
-            # HiGHS' clock runs on over the runs of one model
-            self.h.setOptionValue("time_limit", self.h.getRunTime() + left)
-        if highs.run_highs(self.h, deadline):
-            raise KeyboardInterrupt
+        if not highs.rerun_highs(self.h, deadline):
+            return False
         return self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal
 
     def value(self) -> float:
@@ -250,6 +233,15 @@ class _Master:
         else:
             lam[1:] = -y[self.U :]
         return y[: self.U], lam
+
+    def level_solved(self, z: float, info: dict[str, Any]) -> bool:
+        """No column prices out: ``z`` is the LP value (``info["lp_value"]``)."""
+        info["converged"] = True
+        info["lp_value"] = z
+        return True
+
+    def advance(self) -> None:
+        """Nothing to refine: the rows are the rounds."""
 
 
 def _second_differences(
@@ -375,9 +367,9 @@ def colgen_lp(
     which is at most the optimal TEL (module docstring).
     Source: SPEC section 3; the method's sources are in the module docstring.
     """
-    time_limit = check_time_limit(time_limit)
-    threads = check_threads(threads)
-    check_generation_options(alpha, master_solver, MASTER_SOLVERS)
+    time_limit, threads = check_generation_options(
+        time_limit, threads, alpha, master_solver, MASTER_SOLVERS
+    )
     if isinstance(ascent, bool) or not isinstance(ascent, numbers.Integral) or ascent < 0:
         raise ValueError(f"ascent must be a non-negative integer (steps), got {ascent!r}")
     if not 0.0 < ascent_share <= 1.0:
@@ -385,7 +377,6 @@ def colgen_lp(
     if not 0.0 <= deflect <= 2.0:
         raise ValueError(f"deflect must be a number in [0, 2], got {deflect!r}")
     t0 = time.perf_counter()
-    deadline = None if time_limit is None else t0 + time_limit
     instance, shift, schedule, seeds, hz, slack, first, unit_of, count, lo, hi, s, o, a = (
         unit_model(instance, schedule, horizon, windows, "the column generation's master", seeds)
     )
@@ -402,16 +393,10 @@ def colgen_lp(
         master.add(unit_of[fits], seed[fits])
     seed_s = time.perf_counter() - t0
 
-    bound = BestBound(observer)
-    history: list[tuple[float, float, float]] = []
-    info: dict[str, Any] = {"converged": False, "iterations": 0, "mispricings": 0}
-    master_s = 0.0
-    z = np.inf
-    _, _, trivial = price(np.zeros(1))  # lambda = 0: sum_i min_k c_ik = sum o_i
-    bound.offer(trivial, np.zeros(1))
+    run = Generation.open(t0, time_limit, price, observer)
     if ascent > 0:
         t1 = time.perf_counter()
-        end = None if deadline is None else t1 + ascent_share * (deadline - t1)
+        end = None if run.deadline is None else t1 + ascent_share * (run.deadline - t1)
         steps, starts = _ascent(
             price,
             s,
@@ -422,57 +407,30 @@ def colgen_lp(
             schedule.tel,
             end,
             ascent,
-            bound.offer,
+            run.bound.offer,
             deflect,
         )
         units = np.arange(lo.size, dtype=np.int64)
         for k in starts:
             master.add(units, k)
-        info["ascent_steps"] = steps
-        info["ascent_s"] = time.perf_counter() - t1
-        info["ascent_bound"] = bound.best
-    while max_iterations is None or info["iterations"] < max_iterations:
-        t1 = time.perf_counter()
-        solved = master.solve(deadline)
-        master_s += time.perf_counter() - t1
-        if not solved:
-            info["stopped"] = master.h.modelStatusToString(master.h.getModelStatus())
-            break
-        info["iterations"] += 1
-        z = master.value()
-        u_dual, lam_m = master.duals()
-        # the columns in the master are optimal at the master's duals: price them there
-        new, mispriced = pricing_round(price, bound, lam_m, u_dual, z, alpha, master.add)
-        info["mispricings"] += mispriced
-        history.append((time.perf_counter() - t0, bound.best, z))
-        if z - bound.best <= tol * max(1.0, abs(z)) or not new:
-            info["converged"] = True
-            info["lp_value"] = z
-            break
-        if deadline is not None and time.perf_counter() >= deadline:
-            info["stopped"] = "time limit"
-            break
-    info.update(
-        master_value=None if not np.isfinite(z) else z,
+        run.info["ascent_steps"] = steps
+        run.info["ascent_s"] = time.perf_counter() - t1
+        run.info["ascent_bound"] = run.bound.best
+    run.run(master, master.add, alpha, tol, max_iterations)
+    return run.result(
+        "lp-colgen",
+        hz.T,
+        shift,
         columns=master.ncol,
         rows=master.U + master.R,
         nonzeros=master.nnz,
-        master_s=master_s,
+        master_s=run.master_s,
         pricing_s=price.seconds,
         seed_s=seed_s,
         alpha=alpha,
-        history=history,
+        history=run.history,
         T=hz.T,
         slack=slack,
-    )
-    if shift:
-        info["time_shift"] = shift
-    return Result.of_bound(
-        method="lp-colgen",
-        bound=float(bound.best),
-        runtime_s=time.perf_counter() - t0,
-        horizon=hz.T,
-        info=info,
     )
 
 

@@ -21,8 +21,9 @@ Akker, Hurkens and Savelsbergh, INFORMS J. Computing 12 (2000). The prefix-sum p
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,7 +32,9 @@ from ..formulations.time_indexed import units_of
 from ..instance import Instance
 from ..kernels import jit
 from ..schedule import Schedule
-from .options import check_horizon, shift_arrivals
+from .options import check_horizon, check_threads, check_time_limit, shift_arrivals
+from .progress import Observer
+from .result import Result
 
 __all__ = [
     "price_starts",
@@ -45,6 +48,8 @@ __all__ = [
     "BestBound",
     "pricing_round",
     "check_generation_options",
+    "Master",
+    "Generation",
 ]
 
 
@@ -396,22 +401,170 @@ def pricing_round(
 
 
 def check_generation_options(
-    alpha: float, master_solver: str, master_solvers: Sequence[str]
-) -> None:
+    time_limit: float | None,
+    threads: int | None,
+    alpha: float,
+    master_solver: str,
+    master_solvers: Sequence[str],
+) -> tuple[float | None, int | None]:
     """Check the options both column generations share, before any work.
+
+    Returns
+    -------
+    tuple
+        ``(time_limit, threads)`` checked (:func:`~lpsched.solvers.options.check_time_limit`,
+        :func:`~lpsched.solvers.options.check_threads`).
 
     Raises
     ------
     ValueError
-        ``alpha`` outside ``[0, 1)``, ``master_solver`` not in ``master_solvers``.
+        ``time_limit`` or ``threads`` out of range, ``alpha`` outside ``[0, 1)``,
+        ``master_solver`` not in ``master_solvers``.
 
     Notes
     -----
     Source: ours.
     """
+    time_limit = check_time_limit(time_limit)
+    threads = check_threads(threads)
     if not 0.0 <= alpha < 1.0:
         raise ValueError(f"alpha must be a number in [0, 1), got {alpha!r}")
     if master_solver not in master_solvers:
         raise ValueError(
             f"master_solver must be one of {', '.join(master_solvers)}, got {master_solver!r}"
+        )
+    return time_limit, threads
+
+
+class Master(Protocol):
+    """What :meth:`Generation.run` asks of a restricted master (``lp-colgen``'s rounds,
+    ``lp-aggregated``'s windows). Source: ours."""
+
+    h: Any  # the highspy.Highs holding it
+
+    def solve(self, deadline: float | None) -> bool:
+        """Re-solve; False when a limit or HiGHS stopped it short of an optimum."""
+        ...
+
+    def value(self) -> float:
+        """The master's optimum (rounds)."""
+        ...
+
+    def duals(self) -> tuple[np.ndarray, np.ndarray]:
+        """``u`` (shape (U,)) and ``lambda`` per round."""
+        ...
+
+    def level_solved(self, z: float, info: dict[str, Any]) -> bool:
+        """No column prices out at master value ``z``: True when that is the LP (recorded in
+        ``info``), False when the master is refined (applied by :meth:`advance`)."""
+        ...
+
+    def advance(self) -> None:
+        """Apply what :meth:`level_solved` decided, before the next solve."""
+        ...
+
+
+@dataclass
+class Generation:
+    """One run of a column generation: its clock, its pricing, its best bound and its record;
+    shared by ``lp-colgen`` (:mod:`lpsched.solvers.colgen`) and ``lp-aggregated``
+    (:mod:`lpsched.solvers.aggregated`).
+
+    Attributes
+    ----------
+    t0 : float
+        ``time.perf_counter()`` at the start of the call.
+    deadline : float or None
+        ``time.perf_counter()`` value at which the run stops (None: no limit).
+    price : Pricer
+    bound : BestBound
+        The best Lagrangian bound so far, offered the trivial one (``lambda = 0``:
+        ``sum_i o_i``) first.
+    info : dict
+        ``converged``, ``iterations``, ``mispricings``; :meth:`run` adds ``stopped`` or
+        ``lp_value``, :meth:`result` ``master_value`` and ``time_shift``.
+    history : list of (float, float, float)
+        ``(seconds, bound, master value)`` per master solve.
+    master_s : float
+        Seconds in master solves.
+    z : float
+        The last master value (rounds; ``inf`` before the first).
+
+    Notes
+    -----
+    Source: ours (the loop of the module docstring of :mod:`lpsched.solvers.colgen`).
+    """
+
+    t0: float
+    deadline: float | None
+    price: Pricer
+    bound: BestBound
+    info: dict[str, Any] = field(
+        default_factory=lambda: {"converged": False, "iterations": 0, "mispricings": 0}
+    )
+    history: list[tuple[float, float, float]] = field(default_factory=list)
+    master_s: float = 0.0
+    z: float = np.inf
+
+    @classmethod
+    def open(
+        cls, t0: float, time_limit: float | None, price: Pricer, observer: Observer | None
+    ) -> Generation:
+        """A run started at ``t0`` with ``time_limit`` seconds (None: no limit), after the
+        trivial bound (offered to ``observer``)."""
+        bound = BestBound(observer)
+        _, _, trivial = price(np.zeros(1))  # lambda = 0: sum_i min_k c_ik = sum o_i
+        bound.offer(trivial, np.zeros(1))
+        return cls(t0, None if time_limit is None else t0 + time_limit, price, bound)
+
+    def run(
+        self,
+        master: Master,
+        add: Callable[[np.ndarray, np.ndarray], int],
+        alpha: float,
+        tol: float,
+        max_iterations: int | None,
+    ) -> None:
+        """Master solves and pricing rounds (:func:`pricing_round`, columns put in with
+        ``add``) until the LP is reached (``master.level_solved``), the time runs out,
+        ``max_iterations`` master solves are made or a master solve fails.
+
+        Raises ``KeyboardInterrupt`` on Ctrl-C during a master solve (every better bound was
+        offered to the observer)."""
+        info = self.info
+        while max_iterations is None or info["iterations"] < max_iterations:
+            t1 = time.perf_counter()
+            solved = master.solve(self.deadline)
+            self.master_s += time.perf_counter() - t1
+            if not solved:
+                info["stopped"] = master.h.modelStatusToString(master.h.getModelStatus())
+                break
+            info["iterations"] += 1
+            z = self.z = master.value()
+            u_dual, lam_m = master.duals()
+            # the columns in the master are optimal at the master's duals: price them there
+            new, mispriced = pricing_round(self.price, self.bound, lam_m, u_dual, z, alpha, add)
+            info["mispricings"] += mispriced
+            self.history.append((time.perf_counter() - self.t0, self.bound.best, z))
+            done = z - self.bound.best <= tol * max(1.0, abs(z)) or not new
+            if done and master.level_solved(z, info):
+                break
+            if self.deadline is not None and time.perf_counter() >= self.deadline:
+                info["stopped"] = "time limit"
+                break
+            master.advance()
+
+    def result(self, method: str, horizon: int, shift: int, **facts: Any) -> Result:
+        """The :class:`~lpsched.solvers.result.Result` (status ``bound``): the best Lagrangian
+        bound; ``info`` the record, ``master_value``, ``facts`` and ``time_shift`` (when
+        ``shift``)."""
+        self.info.update(master_value=None if not np.isfinite(self.z) else self.z, **facts)
+        if shift:
+            self.info["time_shift"] = shift
+        return Result.of_bound(
+            method=method,
+            bound=float(self.bound.best),
+            runtime_s=time.perf_counter() - self.t0,
+            horizon=horizon,
+            info=self.info,
         )

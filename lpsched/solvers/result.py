@@ -214,6 +214,41 @@ class Result:
             info={} if info is None else info,
         )
 
+    @classmethod
+    def of_schedule(
+        cls,
+        status: SolveStatus,
+        schedule: Schedule | None,
+        bound: float,
+        *,
+        bound_method: str,
+        upper_method: str | None,
+        runtime_s: float,
+        horizon: int | None,
+        info: dict[str, Any],
+        log: list[Event] | None = None,
+    ) -> Result:
+        """A result of ``schedule`` (found by ``upper_method``; None: none found) and ``bound``:
+        ``objective`` its TEL and ``gap`` ``max(0, (objective - bound) / objective)`` (0 for a
+        TEL of 0; None without a schedule). Source: ours."""
+        objective = None if schedule is None else schedule.tel
+        gap = None
+        if objective is not None:
+            gap = 0.0 if objective == 0 else max(0.0, (objective - bound) / objective)
+        return cls(
+            status=status,
+            objective=objective,
+            bound=bound,
+            gap=gap,
+            schedule=schedule,
+            bound_method=bound_method,
+            upper_method=None if schedule is None else upper_method,
+            runtime_s=runtime_s,
+            horizon=horizon,
+            log=[] if log is None else log,
+            info=info,
+        )
+
     def to_dict(self, command: str | None = None) -> dict[str, Any]:
         """The result as JSON values: every key, or those of ``command``'s ``--json``
         (:data:`JSON_KEYS`: ``exact``, ``bound``, ``certify``)."""
@@ -513,22 +548,15 @@ def exact_result(
     if objective is not None and bound > objective + _EPS:
         status = SolveStatus.ERROR
         info["error"] = f"bound {bound} above the objective {objective}"
-    gap = (
-        None
-        if objective is None
-        else (0.0 if objective == 0 else max(0.0, (objective - bound) / objective))
-    )
     if sched is not None:
         sched.info.update(status=str(status), bound=bound)
     info.update(solver=solver, build_s=build_s, solve_s=solve_s)
-    return Result(
-        status=status,
-        objective=objective,
-        bound=bound,
-        gap=gap,
-        schedule=sched,
+    return Result.of_schedule(
+        status,
+        sched,
+        bound,
         bound_method="mip",
-        upper_method=None if sched is None else "mip",
+        upper_method="mip",
         runtime_s=time.perf_counter() - t0,
         horizon=hz.T,
         info=info,

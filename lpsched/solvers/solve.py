@@ -325,6 +325,21 @@ def solve_time_indexed(
     return res
 
 
+def _shifted_horizon(
+    instance: Instance,
+    schedule: Schedule,
+    horizon: int | None,
+    windows: bool,
+    max_nonzeros: int,
+) -> tuple[Instance, int, Horizon]:
+    """The shifted instance, the shift, and the size-checked horizon of ``schedule`` there."""
+    instance, shift = shift_arrivals(instance)
+    sched = Schedule(instance, schedule.start - shift, policy=schedule.policy)
+    hz = model_horizon(instance, sched, horizon, windows)
+    check_size(instance, hz.T, hz.slack, max_nonzeros)
+    return instance, shift, hz
+
+
 def _remaining(deadline: float | None) -> float | None:
     """Seconds left until ``deadline`` (a ``time.perf_counter()`` value), None without one."""
     return None if deadline is None else deadline - time.perf_counter()
@@ -394,12 +409,8 @@ def solve_relaxation(
     max_nonzeros = check_max_nonzeros(max_nonzeros)
     time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
-    instance, shift = shift_arrivals(instance)
-    if windows is None:
-        windows = horizon is None
-    sched = Schedule(instance, schedule.start - shift, policy=schedule.policy)
-    hz = model_horizon(instance, sched, horizon, windows)
-    check_size(instance, hz.T, hz.slack, max_nonzeros)
+    windows = horizon is None if windows is None else windows
+    instance, shift, hz = _shifted_horizon(instance, schedule, horizon, windows, max_nonzeros)
     if progress is not None:
         progress.set_stage("build")
     mat = time_indexed_matrix(instance, hz, aggregate=aggregate)
@@ -485,12 +496,8 @@ def relaxation_bound(
         return Result.of_bound("lp", sol.value, time.perf_counter() - t0, sol.horizon, info)
     if backend != "pyomo":
         raise ValueError(f"unknown backend {backend!r}; choose 'matrix' or 'pyomo'")
-    if windows is None:
-        windows = horizon is None
-    instance, shift = shift_arrivals(instance)
-    sched = Schedule(instance, schedule.start - shift, policy=schedule.policy)
-    hz = model_horizon(instance, sched, horizon, windows)
-    check_size(instance, hz.T, hz.slack, max_nonzeros)
+    windows = horizon is None if windows is None else windows
+    instance, _, hz = _shifted_horizon(instance, schedule, horizon, windows, max_nonzeros)
     value, columns = pyomo.solve_lp(instance, hz, time_limit)
     info = {"columns": columns, "backend": backend}
     return Result.of_bound("lp", value, time.perf_counter() - t0, hz.T, info)

@@ -18,7 +18,7 @@ from ...solvers.colgen import colgen_lp
 from ...solvers.options import SolveOptions
 from ...solvers.progress import Observer
 from ...solvers.result import Result
-from ..method import Method
+from ..method import Method, solver_options
 
 __all__ = ["METHOD", "colgen_lp_bound"]
 
@@ -72,13 +72,7 @@ def colgen_lp_bound(
 def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
     """Report every better Lagrangian bound of :func:`colgen_lp_bound` (rounds) to
     ``observer``; the contract is :class:`~lpsched.certify.method.Method`."""
-    res = colgen_lp_bound(
-        instance,
-        schedule,
-        time_limit=options.time_limit,
-        threads=options.threads,
-        observer=observer,
-    )
+    res = colgen_lp_bound(instance, schedule, **solver_options(options, observer))
     observer.on_bound(res.bound)
 
 

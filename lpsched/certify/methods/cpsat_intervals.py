@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ...bounds import combinatorial_bound
-from ...formulations.horizon import tight_horizon
+from ...formulations.horizon import Horizon, tight_horizon
 from ...formulations.time_indexed import TimeIndexedMatrix, matrix_size, time_indexed_matrix
 from ...instance import Instance
 from ...schedule import Schedule
@@ -63,7 +63,7 @@ from ...solvers.options import (
 )
 from ...solvers.progress import Observer, Progress
 from ...solvers.result import LPTooLargeError, SolveStatus, run_interruptible
-from ..method import Method
+from ..method import Method, solver_options
 
 __all__ = [
     "METHOD",
@@ -222,7 +222,7 @@ def solve_cpsat_intervals(
     time_limit: float | None,
     threads: int | None = None,
     observer: Observer | None = None,
-    max_nonzeros: int = CPSAT_INTERVALS_MAX_NONZEROS,
+    max_nonzeros: int | None = None,
 ) -> IntervalResult:
     """Improve ``schedule`` with CP-SAT on the interval + time-indexed model, and bound the TEL.
 
@@ -243,8 +243,8 @@ def solve_cpsat_intervals(
         running CP-SAT, and each strictly better lower bound on the TEL (rounds), from
         CP-SAT's threads. A :class:`~lpsched.solvers.progress.Progress` also gets CP-SAT's log
         (when its ``log`` is on).
-    max_nonzeros : int
-        Size guard on the time-indexed rows (:data:`CPSAT_INTERVALS_MAX_NONZEROS`).
+    max_nonzeros : int or None
+        Size guard on the time-indexed rows; None: :data:`CPSAT_INTERVALS_MAX_NONZEROS`.
 
     Returns
     -------
@@ -291,6 +291,8 @@ def solve_cpsat_intervals(
     hz = tight_horizon(shifted, hint)
     check_horizon(instance, hz.T, "the CP-SAT interval model")
     cols, nnz = matrix_size(shifted, hz.T, hz.slack)
+    if max_nonzeros is None:
+        max_nonzeros = CPSAT_INTERVALS_MAX_NONZEROS
     if nnz > max_nonzeros:
         raise LPTooLargeError(
             f"{instance.name}: the CP-SAT interval model has {nnz:,} time-indexed non-zeros "
@@ -308,114 +310,160 @@ def solve_cpsat_intervals(
         "time_shift": shift,
         "solutions": 0,
     }
-    progress = observer if isinstance(observer, Progress) else None  # the log and display
-    floor = float(shifted.decode.sum())
-    state: dict[str, Any] = {"best": schedule, "bound": floor, "error": None}
-    lock = threading.Lock()
+    search = _Search(instance, shift, schedule, observer, info, t0, float(shifted.decode.sum()))
+    try:
+        model, p = _interval_model(shifted, hz, start0, hint.tel, deadline, info)
+    except BuildTimeout as exc:
+        info["stopped"] = f"time limit reached during the build ({exc})"
+        info["build_s"] = time.perf_counter() - t0
+        return search.result("not run")
+    info["build_s"] = time.perf_counter() - t0
+    remaining = None if deadline is None else deadline - time.perf_counter()
+    if remaining is not None and remaining <= 0:
+        info["stopped"] = "time limit reached by the end of the build"
+        return search.result("not run")
+    return search.run(model, p, remaining, threads, deadline)
 
-    def result(status_text: str, solve_s: float = 0.0) -> IntervalResult:
-        best, bound = state["best"], float(state["bound"])
-        info.update(solver_status=status_text, solve_s=solve_s, improved=best is not schedule)
-        if state["error"] is not None:
-            info["error"] = state["error"]
+
+def _interval_model(
+    shifted: Instance,
+    hz: Horizon,
+    start0: np.ndarray,
+    upper_bound: int,
+    deadline: float | None,
+    info: dict[str, Any],
+) -> tuple[Any, list]:
+    """The model of the module docstring, hinted at ``start0``, and its ``p`` variables."""
+    classes = _classes(shifted)
+    caps = latency_caps(shifted, upper_bound)
+    mat = _narrowed(time_indexed_matrix(shifted, hz), shifted.arrival + caps - shifted.decode)
+    info.update(columns=mat.ncol, nonzeros=mat.nnz)
+    hinted = _sorted_within_classes(start0, classes)
+    model = build_cpsat(mat, mat.values_from_starts(hinted), deadline=deadline)
+    p = _add_intervals(model, shifted, mat.lo, mat.hi, classes)
+    _channel(model, p, mat)
+    for var, v in zip(p, hinted.tolist(), strict=True):
+        model.add_hint(var, v)
+    return model, p
+
+
+class _Search:
+    """What :func:`solve_cpsat_intervals` found, shared with CP-SAT's threads under a lock."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        shift: int,
+        schedule: Schedule,
+        observer: Observer | None,
+        info: dict[str, Any],
+        t0: float,
+        floor: float,
+    ) -> None:
+        self.instance, self.shift, self.schedule, self.observer = (
+            instance,
+            shift,
+            schedule,
+            observer,
+        )
+        self.progress = observer if isinstance(observer, Progress) else None  # log and display
+        self.info, self.t0 = info, t0
+        self.best, self.bound = schedule, floor
+        self.error: str | None = None
+        self.raised: BaseException | None = None
+        self.lock = threading.Lock()
+
+    def offer(self, start: np.ndarray) -> None:
+        """A CP-SAT solution's starts (shifted axis): kept and reported when better, checked."""
+        cand = Schedule(self.instance, start + self.shift, policy="cpsat-intervals")
+        bad = cand.violations()
+        with self.lock:
+            if bad:
+                self.error = "CP-SAT schedule fails the check: " + "; ".join(bad)
+                return
+            if cand.tel >= self.best.tel:
+                return
+            self.best = cand
+            self.info["solutions"] += 1
+        if self.observer is not None:
+            self.observer.on_incumbent(cand)
+
+    def bound_seen(self, value: float) -> None:
+        """A CP-SAT bound (rounds): kept and reported when better."""
+        with self.lock:
+            if not value > self.bound + _EPS:
+                return
+            self.bound = float(value)
+        if self.observer is not None:
+            self.observer.on_bound(float(value))
+
+    def run(
+        self, model, p: list, remaining: float | None, threads: int | None, deadline: float | None
+    ) -> IntervalResult:
+        """Run CP-SAT on ``model`` (start variables ``p``) and return what it found."""
+        from ortools.sat.python import cp_model
+
+        solver = cp_model.CpSolver()
+
+        def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+            # an exception in a caller's callback must not unwind through CP-SAT's threads: keep
+            # the first, stop the search, raise it once CP-SAT has returned
+            def call(arg: Any) -> None:
+                try:
+                    fn(arg)
+                except BaseException as exc:
+                    if self.raised is None:
+                        self.raised = exc
+                    solver.stop_search()
+
+            return call
+
+        configure_solver(
+            solver,
+            remaining=remaining,
+            threads=threads,
+            progress=self.progress,
+            on_bound=guarded(self.bound_seen),
+        )
+        callback = solution_callback(
+            self.progress,
+            guarded(lambda cb: self.offer(np.array([cb.value(var) for var in p], dtype=np.int64))),
+        )
+        code, interrupted = run_interruptible(
+            lambda: solver.solve(model, callback), solver.stop_search, deadline
+        )
+        if self.raised is not None:
+            raise self.raised
+        solve_s = time.perf_counter() - self.t0 - self.info["build_s"]
+        text = solver.status_name(code)
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            self.offer(np.array([solver.value(var) for var in p], dtype=np.int64))
+            self.bound_seen(float(solver.best_objective_bound))
+        elif code != cp_model.UNKNOWN:
+            self.error = f"CP-SAT stopped with status '{text}'" + (
+                f": {model.validate()}" if code == cp_model.MODEL_INVALID else ""
+            )
+        if interrupted:
+            raise KeyboardInterrupt
+        return self.result(text, solve_s)
+
+    def result(self, status_text: str, solve_s: float = 0.0) -> IntervalResult:
+        """The :class:`IntervalResult` of what was found (CP-SAT's ``status_text``)."""
+        best, bound, info = self.best, float(self.bound), self.info
+        info.update(solver_status=status_text, solve_s=solve_s, improved=best is not self.schedule)
+        if self.error is not None:
+            info["error"] = self.error
         optimal = math.ceil(bound - _EPS) >= best.tel
         bound = float(best.tel) if optimal else bound
-        if progress is not None:
-            progress.update(incumbent=best.tel, bound=bound)
+        if self.progress is not None:
+            self.progress.update(incumbent=best.tel, bound=bound)
         return IntervalResult(
             schedule=best,
             bound=bound,
             status=SolveStatus.OPTIMAL if optimal else SolveStatus.FEASIBLE,
-            runtime_s=time.perf_counter() - t0,
+            runtime_s=time.perf_counter() - self.t0,
             info=info,
         )
-
-    def offer(start: np.ndarray) -> None:
-        cand = Schedule(instance, start + shift, policy="cpsat-intervals")
-        bad = cand.violations()
-        with lock:
-            if bad:
-                state["error"] = "CP-SAT schedule fails the check: " + "; ".join(bad)
-                return
-            if cand.tel >= state["best"].tel:
-                return
-            state["best"] = cand
-            info["solutions"] += 1
-        if observer is not None:
-            observer.on_incumbent(cand)
-
-    def bound_seen(value: float) -> None:
-        with lock:
-            if not value > state["bound"] + _EPS:
-                return
-            state["bound"] = float(value)
-        if observer is not None:
-            observer.on_bound(float(value))
-
-    from ortools.sat.python import cp_model
-
-    classes = _classes(shifted)
-    try:
-        caps = latency_caps(shifted, hint.tel)
-        mat = _narrowed(time_indexed_matrix(shifted, hz), shifted.arrival + caps - shifted.decode)
-        info.update(columns=mat.ncol, nonzeros=mat.nnz)
-        hinted = _sorted_within_classes(start0, classes)
-        model = build_cpsat(mat, mat.values_from_starts(hinted), deadline=deadline)
-        p = _add_intervals(model, shifted, mat.lo, mat.hi, classes)
-        _channel(model, p, mat)
-        for var, v in zip(p, hinted.tolist(), strict=True):
-            model.add_hint(var, v)
-    except BuildTimeout as exc:
-        info["stopped"] = f"time limit reached during the build ({exc})"
-        info["build_s"] = time.perf_counter() - t0
-        return result("not run")
-    info["build_s"] = build_s = time.perf_counter() - t0
-    remaining = None if deadline is None else deadline - time.perf_counter()
-    if remaining is not None and remaining <= 0:
-        info["stopped"] = "time limit reached by the end of the build"
-        return result("not run")
-    solver = cp_model.CpSolver()
-
-    def guarded(fn: Callable[[Any], None]) -> Callable[[Any], None]:
-        # an exception in a caller's callback must not unwind through CP-SAT's threads: keep
-        # the first, stop the search, raise it once CP-SAT has returned
-        def call(arg: Any) -> None:
-            try:
-                fn(arg)
-            except BaseException as exc:
-                state.setdefault("raised", exc)
-                solver.stop_search()
-
-        return call
-
-    configure_solver(
-        solver,
-        remaining=remaining,
-        threads=threads,
-        progress=progress,
-        on_bound=guarded(bound_seen),
-    )
-    callback = solution_callback(
-        progress,
-        guarded(lambda cb: offer(np.array([cb.value(var) for var in p], dtype=np.int64))),
-    )
-    code, interrupted = run_interruptible(
-        lambda: solver.solve(model, callback), solver.stop_search, deadline
-    )
-    if "raised" in state:
-        raise state["raised"]
-    solve_s = time.perf_counter() - t0 - build_s
-    text = solver.status_name(code)
-    if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        offer(np.array([solver.value(var) for var in p], dtype=np.int64))
-        bound_seen(float(solver.best_objective_bound))
-    elif code != cp_model.UNKNOWN:
-        state["error"] = f"CP-SAT stopped with status '{text}'" + (
-            f": {model.validate()}" if code == cp_model.MODEL_INVALID else ""
-        )
-    if interrupted:
-        raise KeyboardInterrupt
-    return result(text, solve_s)
 
 
 # --------------------------------------------------------------------------- the certify method
@@ -424,14 +472,8 @@ def solve_cpsat_intervals(
 def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
     """Report CP-SAT's schedules and bounds on the interval model to ``observer``; the
     contract is :class:`~lpsched.certify.method.Method`."""
-    limit = {} if options.max_nonzeros is None else {"max_nonzeros": options.max_nonzeros}
     res = solve_cpsat_intervals(
-        instance,
-        schedule,
-        time_limit=options.time_limit,
-        threads=options.threads,
-        observer=observer,
-        **limit,
+        instance, schedule, max_nonzeros=options.max_nonzeros, **solver_options(options, observer)
     )
     observer.on_incumbent(res.schedule)
     observer.on_bound(res.bound)

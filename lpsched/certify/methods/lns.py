@@ -62,7 +62,7 @@ from ...solvers import (
 )
 from ...solvers.options import SolveOptions, check_horizon, check_time_limit, shift_arrivals
 from ...solvers.progress import Observer
-from ..method import Method
+from ..method import Method, solver_options
 
 __all__ = [
     "METHOD",
@@ -589,13 +589,13 @@ def improve_lns(
     schedule.check()
     inst, shift = shift_arrivals(instance)
     n = inst.n
-    s, o, a = inst.prefill, inst.decode, inst.arrival
     best = schedule
     stats = _Stats()
     if n < 2:
         return best
     rng = np.random.default_rng(seed)
     p0 = schedule.start - shift
+    o = inst.decode
     ext = int(np.median(o)) if extension is None else int(extension)
     # rounds stored: requests may move up to ext + max o rounds past the makespan
     length = int((p0 + o).max()) + ext + int(o.max()) + 1
@@ -604,116 +604,24 @@ def improve_lns(
             f"{instance.name}: the schedule spans {length:,} rounds, above the {MAX_ROUNDS:,} "
             "whose memory profile the LNS stores"
         )
-    prof = ResidualMemory(inst, p0, length)
-    cur_tel = schedule.tel
-    total_o = int(o.sum())
-    sub_limit = (
-        float(sub_time_limit)
-        if sub_time_limit is not None
-        else 2.0
-        if time_limit is None
-        else min(2.0, max(0.3, time_limit / 300))
-    )
+    if sub_time_limit is not None:
+        sub_limit = float(sub_time_limit)
+    else:
+        sub_limit = 2.0 if time_limit is None else min(2.0, max(0.3, time_limit / 300))
     if compact is None:
         compact = n > COMPACT_MIN_N
-    k = max(2, min(k_start, n))
-    j = 0
-    pass_improved, pass_all_optimal = False, True
-    step = 0
+    walk = _Walk(
+        inst, ResidualMemory(inst, p0, length), schedule.tel, ext, length, max(2, min(k_start, n)),
+        k_max, sub_limit, rng, stats, solver, threads, accept_ties,
+    )  # fmt: skip
     while time.perf_counter() < deadline - 0.01:
-        p = prof.start
-        order = np.lexsort((np.arange(n), p))
-        use_related = n <= RELATED_MAX_N and step % 2 == 1
-        step += 1
-        kk = min(k, n)
-        if use_related:
-            anchor = int(rng.integers(n))
-            pos = int(np.flatnonzero(order == anchor)[0])
-            near = order[max(0, pos - kk // 4) : pos + kk // 4 + 1]
-            rest = np.setdiff1d(np.arange(n), near)
-            extra = rng.choice(rest, size=max(0, min(kk - near.size, rest.size)), replace=False)
-            free = np.union1d(near, extra).astype(np.int64)
-            # every start up to ext rounds past the makespan; above FULL_WINDOW_MAX_N
-            # requests, a band of rounds around the current starts
-            makespan = int((p + o).max())
-            lo, hi = a[free].copy(), np.maximum(min(makespan + ext, length) - o[free], p[free])
-            if n > FULL_WINDOW_MAX_N:
-                band = max(ext, makespan * kk // n)
-                lo = np.maximum(lo, p[free] - band)
-                hi = np.maximum(np.minimum(hi, p[free] + band), p[free])
-        else:
-            if j >= n - 1:
-                j = 0
-                stats.passes += 1
-                if not pass_improved:
-                    if pass_all_optimal and k < min(k_max, n):
-                        k = min(k_max, n, k + max(1, k // 4))
-                        kk = min(k, n)
-                    elif time_limit is None:
-                        break  # converged: a pass of the largest windows solved improved nothing
-                pass_improved, pass_all_optimal = False, True
-            free = order[j : j + kk].astype(np.int64)
-            t0, t1 = int(p[free].min()), int(p[free].max())
-            lo = np.maximum(a[free], t0 - ext)
-            hi = np.maximum(np.minimum(t1 + ext, length - o[free]), p[free])
-            j += max(1, kk // 2)
-        # a schedule of TEL <= cur_tel has every wait p_i - a_i <= cur_tel - sum o: no start
-        # later is worth a column (and a window across an idle gap between arrivals stays small)
-        hi = np.maximum(np.minimum(hi, a[free] + (cur_tel - total_o)), p[free])
-        stats.sizes.append(int(free.size))
-        cur = p[free].copy()
-        prof.remove(free)
-        remaining = deadline - time.perf_counter()
-        try:
-            res = solve_neighbourhood(
-                prof.residual(),
-                s[free],
-                o[free],
-                lo,
-                hi,
-                current=cur,
-                solver=solver,
-                time_limit=max(0.05, min(sub_limit, remaining)),
-                threads=threads,
-            )
-        except BaseException:
-            prof.place(free, cur)
-            raise
-        stats.solves += 1
-        stats.sub_seconds += res.seconds
-        stats.max_nnz = max(stats.max_nnz, res.nnz)
-        stats.rejected += int(res.rejected)
-        if not res.optimal:
-            pass_all_optimal = False
-            if not res.rejected:
-                stats.timeouts += 1
-                k = max(2, int(k * 0.7))
-        elif res.seconds < sub_limit / 8:
-            k = min(k_max, n, k + 1)
-        new = cur
-        if res.start is not None and res.objective is not None:
-            gain = int(cur.sum()) - res.objective
-            if gain > 0 or (accept_ties and gain == 0 and not np.array_equal(res.start, cur)):
-                new = res.start
-                if gain > 0:
-                    stats.improving += 1
-                    pass_improved = True
-                else:
-                    stats.ties += 1
-                cur_tel -= gain
-        prof.place(free, new)
-        if compact and new is not cur:
-            packed = execute(inst, np.lexsort((np.arange(n), prof.start))).start
-            gain = cur_tel - int((packed + o - a).sum())
-            stats.compactions += 1
-            if gain > 0:
-                stats.compaction_gain += gain
-                cur_tel -= gain
-                pass_improved = True
-                length = max(length, int((packed + o).max()) + ext + int(o.max()) + 1)
-                prof = ResidualMemory(inst, packed, length)
-        if cur_tel < best.tel:
-            cand = Schedule(instance, prof.start + shift, policy="lns")
+        free = walk.neighbourhood(converge=time_limit is None)
+        if free is None:
+            break  # converged: a pass of the largest windows solved improved nothing
+        if walk.resolve(*free, deadline) and compact:
+            walk.compact()
+        if walk.cur_tel < best.tel:
+            cand = Schedule(instance, walk.prof.start + shift, policy="lns")
             cand.check()
             best = cand
             if observer is not None:
@@ -730,20 +638,153 @@ def improve_lns(
     return best
 
 
+#: A neighbourhood: the free requests and their start windows ``(free, lo, hi)`` (rounds).
+_Free = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass
+class _Walk:
+    """:func:`improve_lns`'s search state: profile, TEL, size ``k``, window position, pass."""
+
+    inst: Instance  # arrivals shifted to start at round 0
+    prof: ResidualMemory
+    cur_tel: int
+    ext: int
+    length: int
+    k: int
+    k_max: int
+    sub_limit: float
+    rng: np.random.Generator
+    stats: _Stats
+    solver: str
+    threads: int | None
+    accept_ties: bool
+    j: int = 0
+    step: int = 0
+    pass_improved: bool = False
+    pass_all_optimal: bool = True
+
+    def neighbourhood(self, converge: bool) -> _Free | None:
+        """The next window or related set; None once a pass ends converged (``converge``)."""
+        n, a = self.inst.n, self.inst.arrival
+        p = self.prof.start
+        order = np.lexsort((np.arange(n), p))
+        use_related = n <= RELATED_MAX_N and self.step % 2 == 1
+        self.step += 1
+        if use_related:
+            free, lo, hi = self._related(order, p)
+        else:
+            window = self._window(order, p, converge)
+            if window is None:
+                return None
+            free, lo, hi = window
+        # a schedule of TEL <= cur_tel has every wait p_i - a_i <= cur_tel - sum o: no start
+        # later is worth a column (and a window across an idle gap between arrivals stays small)
+        slack = self.cur_tel - int(self.inst.decode.sum())
+        return free, lo, np.maximum(np.minimum(hi, a[free] + slack), p[free])
+
+    def _related(self, order: np.ndarray, p: np.ndarray) -> _Free:
+        """A random request, its neighbours in start order and random others."""
+        n, o, a, ext = self.inst.n, self.inst.decode, self.inst.arrival, self.ext
+        kk = min(self.k, n)
+        anchor = int(self.rng.integers(n))
+        pos = int(np.flatnonzero(order == anchor)[0])
+        near = order[max(0, pos - kk // 4) : pos + kk // 4 + 1]
+        rest = np.setdiff1d(np.arange(n), near)
+        extra = self.rng.choice(rest, size=max(0, min(kk - near.size, rest.size)), replace=False)
+        free = np.union1d(near, extra).astype(np.int64)
+        # every start up to ext rounds past the makespan; above FULL_WINDOW_MAX_N
+        # requests, a band of rounds around the current starts
+        makespan = int((p + o).max())
+        lo, hi = a[free].copy(), np.maximum(min(makespan + ext, self.length) - o[free], p[free])
+        if n > FULL_WINDOW_MAX_N:
+            band = max(ext, makespan * kk // n)
+            lo = np.maximum(lo, p[free] - band)
+            hi = np.maximum(np.minimum(hi, p[free] + band), p[free])
+        return free, lo, hi
+
+    def _window(self, order: np.ndarray, p: np.ndarray, converge: bool) -> _Free | None:
+        """The ``k`` requests from position ``j`` in start order; ``k`` may grow after a pass."""
+        n, o, a, ext = self.inst.n, self.inst.decode, self.inst.arrival, self.ext
+        kk = min(self.k, n)
+        if self.j >= n - 1:
+            self.j = 0
+            self.stats.passes += 1
+            if not self.pass_improved:
+                if self.pass_all_optimal and self.k < min(self.k_max, n):
+                    self.k = min(self.k_max, n, self.k + max(1, self.k // 4))
+                    kk = min(self.k, n)
+                elif converge:
+                    return None
+            self.pass_improved, self.pass_all_optimal = False, True
+        free = order[self.j : self.j + kk].astype(np.int64)
+        t0, t1 = int(p[free].min()), int(p[free].max())
+        lo = np.maximum(a[free], t0 - ext)
+        hi = np.maximum(np.minimum(t1 + ext, self.length - o[free]), p[free])
+        self.j += max(1, kk // 2)
+        return free, lo, hi
+
+    def resolve(self, free: np.ndarray, lo: np.ndarray, hi: np.ndarray, deadline: float) -> bool:
+        """Re-solve ``free`` in ``[lo, hi]``, adapt ``k``, keep a better start; True if moved."""
+        s, o, stats = self.inst.prefill, self.inst.decode, self.stats
+        cur = self.prof.start[free].copy()
+        stats.sizes.append(int(free.size))
+        self.prof.remove(free)
+        limit = max(0.05, min(self.sub_limit, deadline - time.perf_counter()))
+        try:
+            res = solve_neighbourhood(
+                self.prof.residual(), s[free], o[free], lo, hi, current=cur, solver=self.solver,
+                time_limit=limit, threads=self.threads,
+            )  # fmt: skip
+        except BaseException:
+            self.prof.place(free, cur)
+            raise
+        stats.solves += 1
+        stats.sub_seconds += res.seconds
+        stats.max_nnz = max(stats.max_nnz, res.nnz)
+        stats.rejected += int(res.rejected)
+        if not res.optimal:
+            self.pass_all_optimal = False
+            if not res.rejected:
+                stats.timeouts += 1
+                self.k = max(2, int(self.k * 0.7))
+        elif res.seconds < self.sub_limit / 8:
+            self.k = min(self.k_max, self.inst.n, self.k + 1)
+        new = cur
+        if res.start is not None and res.objective is not None:
+            gain = int(cur.sum()) - res.objective
+            if gain > 0 or (self.accept_ties and gain == 0 and not np.array_equal(res.start, cur)):
+                new = res.start
+                if gain > 0:
+                    stats.improving += 1
+                    self.pass_improved = True
+                else:
+                    stats.ties += 1
+                self.cur_tel -= gain
+        self.prof.place(free, new)
+        return new is not cur
+
+    def compact(self) -> None:
+        """The strict executor on the requests in start order, kept when its TEL is lower."""
+        inst, o, a = self.inst, self.inst.decode, self.inst.arrival
+        packed = execute(inst, np.lexsort((np.arange(inst.n), self.prof.start))).start
+        gain = self.cur_tel - int((packed + o - a).sum())
+        self.stats.compactions += 1
+        if gain > 0:
+            self.stats.compaction_gain += gain
+            self.cur_tel -= gain
+            self.pass_improved = True
+            self.length = max(self.length, int((packed + o).max()) + self.ext + int(o.max()) + 1)
+            self.prof = ResidualMemory(inst, packed, self.length)
+
+
 # --------------------------------------------------------------------------- the certify method
 
 
 def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:
     """Report every better schedule of :func:`improve_lns` to ``observer``; the contract is
     :class:`~lpsched.certify.method.Method`."""
-    better = improve_lns(
-        instance,
-        schedule,
-        time_limit=options.time_limit,
-        seed=options.seed,
-        threads=options.threads,
-        observer=observer,
-    )
+    better = improve_lns(instance, schedule, seed=options.seed, **solver_options(options, observer))
     observer.on_incumbent(better)
 
 

@@ -70,7 +70,7 @@ from ...solvers.options import (
 )
 from ...solvers.progress import Observer
 from ...solvers.result import Result
-from ..method import Method
+from ..method import Method, solver_options
 
 __all__ = [
     "METHOD",
@@ -401,12 +401,7 @@ def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer:
     """Report every better bound of :func:`partial_integrality_bound` (rounds) to
     ``observer``; the contract is :class:`~lpsched.certify.method.Method`."""
     res = partial_integrality_bound(
-        instance,
-        schedule,
-        time_limit=options.time_limit,
-        threads=options.threads,
-        observer=observer,
-        max_nonzeros=options.max_nonzeros,
+        instance, schedule, max_nonzeros=options.max_nonzeros, **solver_options(options, observer)
     )
     observer.on_bound(res.bound)
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,8 @@ from ..result import Answer, run_interruptible
 __all__ = [
     "REPAIR_ROUNDS",
     "new_highs",
+    "master_highs",
+    "rerun_highs",
     "attach_progress",
     "build_highs",
     "run_highs",
@@ -168,11 +172,7 @@ def build_highs(
         attach_progress(h, progress)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
-    if threads is not None:
-        # HiGHS keeps one thread pool per process, sized by the first solve; a later solve that
-        # asks for another size fails ("Not Set") unless the pool is reset first.
-        highspy.Highs.resetGlobalScheduler(True)
-        h.setOptionValue("threads", int(threads))
+    _set_threads(h, threads)
     if not relax:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
         if mip_gap == 0.0:
@@ -199,6 +199,83 @@ def build_highs(
         lp.integrality_ = kinds[integer.astype(np.int64)].tolist()
     h.passModel(lp)
     return h
+
+
+def _set_threads(h, threads: int | None) -> None:
+    """HiGHS' ``threads`` option on ``h`` (nothing for None)."""
+    import highspy
+
+    if threads is not None:
+        # HiGHS keeps one thread pool per process, sized by the first solve; a later solve that
+        # asks for another size fails ("Not Set") unless the pool is reset first.
+        highspy.Highs.resetGlobalScheduler(True)
+        h.setOptionValue("threads", int(threads))
+
+
+def master_highs(threads: int | None = None, solver: str | None = None):
+    """An empty, silent ``highspy.Highs`` for a restricted master LP that grows row by row and
+    column by column (the column generations of :mod:`lpsched.solvers.colgen` and
+    :mod:`lpsched.solvers.aggregated`).
+
+    Parameters
+    ----------
+    threads : int, optional
+        HiGHS ``threads`` option (the thread pool reset as in :func:`build_highs`).
+    solver : {"ipm", "pdlp"}, optional
+        HiGHS' ``solver``, run from scratch at each solve and without crossover (crossover
+        alone takes minutes on the masters at n = 2000); None: HiGHS' simplex, re-solved from
+        the basis (its ``simplex_strategy`` is the caller's).
+
+    Returns
+    -------
+    highspy.Highs
+        :func:`new_highs`, with those options.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    h = new_highs()
+    if solver is not None:
+        h.setOptionValue("solver", solver)
+        h.setOptionValue("run_crossover", "off")
+    _set_threads(h, threads)
+    return h
+
+
+def rerun_highs(h, deadline: float | None) -> bool:
+    """Run the master ``h`` again in what is left until ``deadline``.
+
+    Parameters
+    ----------
+    h : highspy.Highs
+        A model run before, perhaps (HiGHS' clock runs on over the runs of one model, so its
+        ``time_limit`` is set to its run time so far plus what is left).
+    deadline : float or None
+        ``time.perf_counter()`` value; None: no limit.
+
+    Returns
+    -------
+    bool
+        False when no time was left (``h`` not run); True after the run, whatever its status.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Ctrl-C during the run (HiGHS is stopped first, :func:`run_highs`).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    if deadline is not None:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return False
+        h.setOptionValue("time_limit", h.getRunTime() + left)
+    if run_highs(h, deadline):
+        raise KeyboardInterrupt
+    return True
 
 
 class _Cancel:
@@ -360,15 +437,16 @@ def solve_mip(
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
     info: dict = {}
+    build = functools.partial(
+        build_highs,
+        time_limit=time_limit,
+        mip_gap=mip_gap,
+        threads=threads,
+        verbose=verbose,
+        progress=progress,
+    )
     try:
-        h = build_highs(
-            mat,
-            time_limit=time_limit,
-            mip_gap=mip_gap,
-            threads=threads,
-            verbose=verbose,
-            progress=progress,
-        )
+        h = build(mat)
         if cover_cuts:
             info.update(add_cover_cuts(h, mat, rounds=cover_cuts))
     except KeyboardInterrupt:
@@ -381,100 +459,128 @@ def solve_mip(
     if start is not None:
         set_start(h, start)
     build_s = time.perf_counter() - t0
-    MS = highspy.HighsModelStatus
+    run = _MipRun(h, mat, start, build, st=highspy.HighsModelStatus.kNotset)
+    while run.run(deadline) and run.repair(repair_rounds):
+        pass
+    if run.repairs:
+        info["retry"] = run.repairs
+    info["nodes"] = run.nodes
+    return run.answer(build_s, info)
+
+
+@dataclass
+class _MipRun:
+    """:func:`solve_mip`'s model (unaggregated by a repair), its MIP start and last run."""
+
+    h: Any
+    mat: TimeIndexedMatrix
+    start: np.ndarray | None
+    build: Callable[[TimeIndexedMatrix], Any]
+    st: Any = None
+    text: str = ""
+    sol: np.ndarray | None = None
+    dual: float | None = None
+    nodes: int = 0
+    interrupted: bool = False
+    out_of_time: bool = False
     rows: MemoryRows | None = None
-    repairs: dict[str, Any] = {}
-    interrupted = out_of_time = False
-    st, text, sol, dual, nodes = MS.kNotset, "", None, None, 0
-    while True:
+    repairs: dict[str, Any] = field(default_factory=dict)
+
+    def run(self, deadline: float | None) -> bool:
+        """One HiGHS run in what is left until ``deadline``; False when nothing was left."""
+        import highspy
+
         remaining = None if deadline is None else deadline - time.perf_counter()
         if remaining is not None and remaining <= 0:  # the build or the repairs used it up
-            out_of_time = True
-            text = text or "time limit reached before the run"
-            break
+            self.out_of_time = True
+            self.text = self.text or "time limit reached before the run"
+            return False
+        h = self.h
         if remaining is not None:
             h.setOptionValue("time_limit", float(remaining))
-        interrupted = run_highs(h, deadline)
-        st = h.getModelStatus()
-        text = h.modelStatusToString(st)
+        self.interrupted = run_highs(h, deadline)
+        self.st = h.getModelStatus()
+        self.text = h.modelStatusToString(self.st)
         hinfo = h.getInfo()
-        nodes += int(hinfo.mip_node_count)
-        dual = float(hinfo.mip_dual_bound) if st != MS.kInfeasible else None
-        sol = None
+        self.nodes += int(hinfo.mip_node_count)
+        infeasible = self.st == highspy.HighsModelStatus.kInfeasible
+        self.dual = float(hinfo.mip_dual_bound) if not infeasible else None
+        self.sol = None
         if hinfo.primal_solution_status == 2:  # kSolutionStatusFeasible
-            sol = mat.starts_from_values(np.asarray(h.getSolution().col_value))
-        if sol is None or interrupted or repairs.get("resolves", 0) >= repair_rounds:
-            break
-        over = _overflow_rounds(mat, sol)
+            self.sol = self.mat.starts_from_values(np.asarray(h.getSolution().col_value))
+        return True
+
+    def repair(self, repair_rounds: int) -> bool:
+        """Cut off an overflowing schedule (module docstring); False: nothing to re-solve."""
+        import highspy
+
+        sol = self.sol
+        if sol is None or self.interrupted or self.repairs.get("resolves", 0) >= repair_rounds:
+            return False
+        over = _overflow_rounds(self.mat, sol)
         if not over:
-            break
-        if not repairs:
-            repairs.update(
+            return False
+        if not self.repairs:
+            self.repairs.update(
                 reason="HiGHS' schedule overflowed the KV cache (floating-point tolerance)",
                 rounds=over[:5],
                 cuts=0,
                 resolves=0,
             )
-        if rows is None:
-            rows = MemoryRows(mat)
-        cuts = overflow_cuts(rows, sol)
-        if len(cuts) < len(over) and mat.aggregated:
+        if self.rows is None:
+            self.rows = MemoryRows(self.mat)
+        cuts = overflow_cuts(self.rows, sol)
+        if len(cuts) < len(over) and self.mat.aggregated:
             # a class of identical requests runs in a round no cut covers: solve the binary
             # model instead (the same optimum), where every overflow has its cover
-            heuristic = None if start is None else mat.starts_from_values(start)
-            mat = time_indexed_matrix(mat.instance, mat.T, slack=mat.slack, aggregate=False)
-            start = None if heuristic is None else mat.values_from_starts(heuristic)
-            h = build_highs(
-                mat,
-                time_limit=time_limit,
-                mip_gap=mip_gap,
-                threads=threads,
-                verbose=verbose,
-                progress=progress,
-            )
-            rows = MemoryRows(mat)
-            cuts = overflow_cuts(rows, sol)
-            repairs["aggregate"] = False
+            self._disaggregate()
+            cuts = overflow_cuts(self.rows, sol)
+            self.repairs["aggregate"] = False
         elif not cuts:
-            break
+            return False
         for cols, rhs in cuts:
-            h.addRow(-highspy.kHighsInf, float(rhs), int(cols.size), cols, np.ones(cols.size))
-        repairs["cuts"] += len(cuts)
-        repairs["resolves"] += 1
-        sol = None  # cut off; the next run may find another
-        if start is not None:
-            set_start(h, start)
-    if repairs:
-        info["retry"] = repairs
-    info["nodes"] = nodes
-    failed = not (interrupted or out_of_time) and st in (
-        MS.kNotset,
-        MS.kLoadError,
-        MS.kModelError,
-        MS.kPresolveError,
-        MS.kSolveError,
-        MS.kPostsolveError,
-        MS.kUnknown,
-    )
-    limits = (
-        MS.kTimeLimit,
-        MS.kInterrupt,
-        MS.kIterationLimit,
-        MS.kSolutionLimit,
-        MS.kMemoryLimit,
-        MS.kHighsInterrupt,  # type: ignore[attr-defined]  # at runtime; absent from highspy's stubs
-    )
-    return Answer(
-        start=sol,
-        build_s=build_s,
-        dual=dual,
-        limit_reached=out_of_time or st in limits,
-        interrupted=interrupted,
-        infeasible=st == MS.kInfeasible and not interrupted,
-        error=f"HiGHS stopped with status '{text}'" if failed else None,
-        status_text=text,
-        info=info,
-    )
+            self.h.addRow(-highspy.kHighsInf, float(rhs), int(cols.size), cols, np.ones(cols.size))
+        self.repairs["cuts"] += len(cuts)
+        self.repairs["resolves"] += 1
+        self.sol = None  # cut off; the next run may find another
+        if self.start is not None:
+            set_start(self.h, self.start)
+        return True
+
+    def _disaggregate(self) -> None:
+        """The binary model (one column per request and start) in place of the aggregated one."""
+        mat = self.mat
+        heuristic = None if self.start is None else mat.starts_from_values(self.start)
+        self.mat = time_indexed_matrix(mat.instance, mat.T, slack=mat.slack, aggregate=False)
+        self.start = None if heuristic is None else self.mat.values_from_starts(heuristic)
+        self.h = self.build(self.mat)
+        self.rows = MemoryRows(self.mat)
+
+    def answer(self, build_s: float, info: dict) -> Answer:
+        """The :class:`~lpsched.solvers.result.Answer` of the last run."""
+        import highspy
+
+        MS = highspy.HighsModelStatus
+        failures = (
+            MS.kNotset, MS.kLoadError, MS.kModelError, MS.kPresolveError, MS.kSolveError,
+            MS.kPostsolveError, MS.kUnknown,
+        )  # fmt: skip
+        limits = (
+            MS.kTimeLimit, MS.kInterrupt, MS.kIterationLimit, MS.kSolutionLimit, MS.kMemoryLimit,
+            MS.kHighsInterrupt,  # type: ignore[attr-defined]  # at runtime; absent from highspy's stubs
+        )  # fmt: skip
+        failed = not (self.interrupted or self.out_of_time) and self.st in failures
+        return Answer(
+            start=self.sol,
+            build_s=build_s,
+            dual=self.dual,
+            limit_reached=self.out_of_time or self.st in limits,
+            interrupted=self.interrupted,
+            infeasible=self.st == MS.kInfeasible and not self.interrupted,
+            error=f"HiGHS stopped with status '{self.text}'" if failed else None,
+            status_text=self.text,
+            info=info,
+        )
 
 
 def _overflow_rounds(mat: TimeIndexedMatrix, start: np.ndarray) -> list[int]:
