@@ -1,5 +1,7 @@
-"""Plug-in modules: what the registries of policies (:mod:`lpsched.policies.registry`) and of
-time models (:mod:`lpsched.timing.registry`) share.
+"""The registries and plug-in modules: the one registry helper (:class:`Registry`) of the
+policies (:mod:`lpsched.policies.registry`), the time models (:mod:`lpsched.timing.registry`)
+and the reproductions (:mod:`lpsched.research.reproductions.registry`), and the one loader of
+plug-ins (:func:`load_plugins`).
 
 A plug-in module registers its entries when it is imported (``lpsched.register_policy(...)``,
 ``lpsched.register_time_model(...)`` at module level). The command line's ``--import MODULE``
@@ -22,8 +24,10 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, TypeVar
 
 __all__ = [
     "PLUGINS_ENV",
@@ -33,6 +37,8 @@ __all__ = [
     "import_plugins",
     "plugin_modules",
     "load_plugins",
+    "Registry",
+    "module_entries",
 ]
 
 #: Environment variable: comma-separated modules that register plug-ins on import.
@@ -204,3 +210,276 @@ def load_plugins(
             )
     if errors:
         raise PluginError("\n".join(errors))
+
+
+T = TypeVar("T")
+
+
+class Registry(dict[str, T]):
+    """Names -> entries, in registration order: the one registry helper of lpsched.
+
+    A ``dict`` (its callers and the tests read, set and restore it as one) whose entries given
+    at construction are its built-ins. :meth:`register` refuses a malformed name, a built-in
+    one and (unless ``replace``) a taken one; :meth:`lookup` loads what is missing, then raises
+    a KeyError listing the registered names. A registry with an entry-point group loads its
+    plug-ins through :func:`load_plugins`, lazily: those of one name on the first look-up of
+    that name, all of them on :meth:`load_plugins`.
+
+    Parameters
+    ----------
+    kind : str
+        What an entry is, for the messages (``"policy"``, ``"time model"``).
+    entries : iterable or mapping, default ()
+        The built-in entries, in order; a mapping gives each entry's name (for entries that
+        carry none, such as functions).
+    name_of : callable, default ``attrgetter("name")``
+        An entry's name, for the entries given without one.
+    check_name : callable, optional
+        ``check_name(name)`` raising for a malformed name; default: a non-empty string of
+        letters, digits, ``-`` and ``_``, else ``error`` ("KIND name must be letters, digits,
+        '-' or '_', got NAME").
+    error : type of ValueError, default ValueError
+        Raised for a malformed (by the default check), built-in or taken name.
+    taken : str
+        The message for a taken name, ``str.format``-ed with ``kind`` and ``name``.
+    unknown : str
+        The message of the KeyError for an unknown name, formatted with ``kind``, ``name``,
+        ``names`` (the registered names, comma-separated) and ``plugins`` (``"; installed
+        plug-ins not loaded: A, B"`` when the entry-point group holds names not registered,
+        else empty).
+    group : str, optional
+        Entry-point group of the plug-ins (``lpsched.policies``); needs ``plugin``.
+    plugin : callable, optional
+        ``plugin(name, function, description, source)``: registers an entry point's object
+        (the ``register`` of :func:`load_plugins`).
+    extra : callable, optional
+        ``extra() -> iterable of entries``: entries read once per process, on the first look-up
+        of a name not registered or the first :meth:`names` (the shipped time profiles); none
+        replaces an entry registered before it.
+
+    Raises
+    ------
+    ValueError
+        (``error``) Two built-in entries of one name, or a malformed built-in name.
+
+    Notes
+    -----
+    Source: ours. A registry written by hand (a dict, a register function, a look-up) adopts
+    it in three steps; its readers and its tests are unchanged, since it stays a dict:
+
+    * the dict becomes ``NAMES = Registry("kind", entries, ...)``; ``taken`` and ``unknown``
+      keep the old messages (``taken="a certify method named {name!r} exists already"``);
+    * the register function becomes ``NAMES.register(entry)``, or calls it after its own
+      checks (a type check of the entry stays with the caller); :meth:`check_new` refuses a
+      name before an entry is built from it;
+    * the look-up becomes ``NAMES.lookup(name)``; a caller that raises ValueError for an
+      unknown name raises ``ValueError(NAMES.missing(name))``.
+
+    Entries that each live in a module of their own (the certify methods, the reproductions)
+    come from :func:`module_entries` over a tuple of module names: adding one is its module and
+    one line of that tuple. Back ends that are functions come as a mapping,
+    ``Registry("solver", {"highs": highs.solve_mip, ...})``.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        entries: Iterable[T] | Mapping[str, T] = (),
+        *,
+        name_of: Callable[[T], str] = attrgetter("name"),
+        check_name: Callable[[Any], object] | None = None,
+        error: type[ValueError] = ValueError,
+        taken: str = "{kind} {name!r} is already registered",
+        unknown: str = "unknown {kind} {name!r}; registered: {names}{plugins}",
+        group: str | None = None,
+        plugin: Callable[[str, Callable[..., Any], str, str], Any] | None = None,
+        extra: Callable[[], Iterable[T]] | None = None,
+    ) -> None:
+        super().__init__()
+        #: What an entry is, for the messages.
+        self.kind = kind
+        #: Entry-point group of the plug-ins, or None.
+        self.group = group
+        #: Names of the built-in entries (never replaced).
+        self.builtin: frozenset[str] = frozenset()
+        self._name_of = name_of
+        self._check_name = check_name or self._default_check
+        self._error = error
+        self._taken, self._unknown = taken, unknown
+        self._plugin, self._extra = plugin, extra
+        pairs = entries.items() if isinstance(entries, Mapping) else ((None, e) for e in entries)
+        for name, entry in pairs:
+            self.register(entry, name=name)
+        self.builtin = frozenset(self)
+
+    def _default_check(self, name: Any) -> None:
+        """Refuse a name that is not letters, digits, ``-`` and ``_``."""
+        if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
+            raise self._error(f"{self.kind} name must be letters, digits, '-' or '_', got {name!r}")
+
+    def check_new(self, name: str, replace: bool = False) -> str:
+        """``name``, if an entry may be registered under it.
+
+        Raises
+        ------
+        ValueError
+            (the registry's ``error``; ``check_name``'s own for a malformed name) A malformed
+            name, a built-in one, or one already registered and ``replace`` False.
+
+        Notes
+        -----
+        Source: ours.
+        """
+        self._check_name(name)
+        if name in self.builtin:
+            raise self._error(f"{self.kind} {name!r} is built in and cannot be registered again")
+        if name in self and not replace:
+            raise self._error(self._taken.format(kind=self.kind, name=name))
+        return name
+
+    def register(self, entry: T, *, name: str | None = None, replace: bool = False) -> T:
+        """Add ``entry`` under ``name`` (default its own name) and return it.
+
+        Parameters
+        ----------
+        entry : object
+            The entry.
+        name : str, optional
+            Its name; default ``name_of(entry)``.
+        replace : bool, default False
+            Replace an entry of this name registered earlier (never a built-in one).
+
+        Returns
+        -------
+        object
+            ``entry``.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`check_new`.
+
+        Notes
+        -----
+        Source: ours.
+        """
+        self[self.check_new(self._name_of(entry) if name is None else name, replace)] = entry
+        return entry
+
+    def names(self) -> list[str]:
+        """The registered names in registry order, the ``extra`` entries loaded first (their
+        errors propagate). Source: ours."""
+        self._load_extra()
+        return list(self)
+
+    def lookup(self, name: str, shown: Any = None) -> T:
+        """The entry ``name``; on a miss, the ``extra`` entries and then the plug-ins of that
+        name (:meth:`load_plugins`) are loaded first.
+
+        Parameters
+        ----------
+        name : str
+            A registered name.
+        shown : object, optional
+            What the message names instead of ``name`` (the text the user wrote).
+
+        Returns
+        -------
+        object
+            The entry.
+
+        Raises
+        ------
+        KeyError
+            An unknown name: :meth:`missing`, which lists the registered names.
+        PluginError
+            A plug-in (a module of ``LPSCHED_PLUGINS`` or an entry point of this name) that
+            fails to load.
+
+        Notes
+        -----
+        Source: ours.
+        """
+        if name not in self:
+            self._load_extra()
+            if isinstance(name, str) and name and name not in self:
+                self.load_plugins(name)
+        if name not in self:
+            raise KeyError(self.missing(name if shown is None else shown))
+        return self[name]
+
+    def missing(self, name: Any) -> str:
+        """The message for the unknown name ``name`` (the registry's ``unknown``). Source:
+        ours."""
+        others = self.unloaded_plugins()
+        plugins = f"; installed plug-ins not loaded: {', '.join(others)}" if others else ""
+        return self._unknown.format(
+            kind=self.kind, name=name, names=", ".join(self), plugins=plugins
+        )
+
+    def load_plugins(self, name: str | None = None) -> None:
+        """Register the plug-ins of this registry: :func:`load_plugins` with its entry-point
+        group, its ``kind`` and its ``plugin`` (the modules of ``LPSCHED_PLUGINS``, then the
+        entry points named ``name``, or all of them); nothing without a group.
+
+        Raises
+        ------
+        PluginError
+            Naming each module or entry point that fails to load (:func:`load_plugins`).
+
+        Notes
+        -----
+        Source: ours.
+        """
+        if self.group is not None and self._plugin is not None:
+            load_plugins(self.group, self.kind, self._plugin, name)
+
+    def unloaded_plugins(self) -> list[str]:
+        """Names of the installed entry points of the registry's group that are not registered
+        (not loaded, or failing to load), sorted; none without a group. Source: ours."""
+        if self.group is None:
+            return []
+        return sorted({ep.name for ep in metadata.entry_points(group=self.group)} - set(self))
+
+    def _load_extra(self) -> None:
+        """Register the ``extra`` entries, once per process (marked before they are read: a
+        failing read fails one look-up)."""
+        key = f"extra:{self.kind}"
+        if self._extra is None or key in _loaded:
+            return
+        _loaded.add(key)
+        for entry in self._extra():
+            self.setdefault(self._name_of(entry), entry)
+
+
+def module_entries(
+    package: str, modules: Iterable[str], entry: Callable[[ModuleType], T]
+) -> list[T]:
+    """The entries that modules of ``package`` declare, in the order of ``modules``: each module
+    ``package.NAME`` imported by its name, and ``entry(module)`` taken from it. A registry over
+    a package's modules (:class:`Registry`) is then one tuple of module names.
+
+    Parameters
+    ----------
+    package : str
+        The dotted package name (``__package__`` or ``__name__`` of its ``__init__``).
+    modules : iterable of str
+        Module names in ``package``.
+    entry : callable
+        ``entry(module) -> entry`` (``lambda module: module.METHOD``).
+
+    Returns
+    -------
+    list
+        The entries, one per module.
+
+    Raises
+    ------
+    ImportError
+        A module that does not exist or fails to import.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    return [entry(importlib.import_module(f"{package}.{module}")) for module in modules]

@@ -1,10 +1,11 @@
 """The policy registry: one name, one callable ``(instance, **options) -> Schedule``.
 
 The command line, the experiments and the notebooks all go through :func:`run_policy`, so a new
-policy is one module (its priority-list function) plus one line in :data:`POLICIES`, or, at run
-time, one call of :func:`register_policy`. List policies (those that produce a
-priority list for the executor) are registered through :func:`list_policy`; policies that need
-their own executor (eviction, re-planning) register a schedule-producing function directly.
+policy is one module (its priority-list function) plus one line in :data:`POLICIES` (a
+:class:`~lpsched.plugins.Registry`), or, at run time, one call of :func:`register_policy`. List
+policies (those that produce a priority list for the executor) are registered through
+:func:`list_policy`; policies that need their own executor (eviction, re-planning) register a
+schedule-producing function directly.
 
 Plug-ins reach the registry in two ways (both loaded on the first look-up of a name that is not
 registered, so every process, sweep workers included, finds them): an installed package's
@@ -31,7 +32,6 @@ import copy
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 import numpy as np
@@ -41,10 +41,10 @@ from ..instance import Instance
 from ..plugins import (
     PLUGINS_ENV,
     PluginError,
+    Registry,
     import_plugins,
     plugin_modules,
 )
-from ..plugins import load_plugins as _load_entry_points
 from ..schedule import Schedule
 from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
@@ -144,9 +144,18 @@ def list_policy(
     return Policy(name, run, description, options, backfill=backfill, listed=True, check=check)
 
 
-POLICIES: dict[str, Policy] = {
-    p.name: p
-    for p in (
+#: Entry-point group of plug-in policies: ``NAME = "module:function"`` registers ``function``
+#: (a priority-list function, as for :func:`register_policy`) as the list policy ``NAME``.
+ENTRY_POINT_GROUP = "lpsched.policies"
+
+_PHASE1_OPTIONS = ("solver", "sample_size", "quantile", "seed")
+#: Every policy by name, in the order of ``lpsched policies``: the list policies, then those
+#: with their own executor, then the plug-ins as they are registered (:func:`register_policy`,
+#: entry points of :data:`ENTRY_POINT_GROUP`, loaded on the first look-up of a name).
+POLICIES: Registry[Policy] = Registry(
+    "policy",
+    (
+        # the list policies: a priority list run by the executor (SPEC section 4)
         list_policy("fcfs", fcfs_order, "first come, first served (by arrival)"),
         list_policy("mcsf", mcsf_order, "memory-constrained shortest first (by decode length o_i)"),
         list_policy("size", size_order, "size-based priority (by s_i + o_i)"),
@@ -184,92 +193,99 @@ POLICIES: dict[str, Policy] = {
             "a time model (ours)",
             ("time_model",),
         ),
-    )
-}
-
-# Policies with their own executor (eviction, online re-planning, preemption): SPEC sections
-# 5 and 6, and the production-style baselines of section 4. Those marked ``clock`` admit by
-# arrivals in seconds (``arrival_s``) on the clock of their option ``time_model`` (SPEC
-# section 10): :data:`CLOCK_POLICIES`.
-_PHASE1_OPTIONS = ("solver", "sample_size", "quantile", "seed")
-for _p in (
-    Policy(
-        "amax", amax, "A_max: MC-SF on the upper bounds u_i of the decode intervals", ("online",)
+        # policies with their own executor (eviction, online re-planning, preemption): SPEC
+        # sections 5 and 6, and the production-style baselines of section 4; those marked ``clock``
+        # admit by arrivals in seconds (``arrival_s``) on the clock of their option ``time_model``
+        # (SPEC section 10): :data:`CLOCK_POLICIES`
+        Policy(
+            "amax",
+            amax,
+            "A_max: MC-SF on the upper bounds u_i of the decode intervals",
+            ("online",),
+        ),
+        Policy(
+            "amin",
+            amin,
+            "A_min: MC-SF on estimates raised from l_i, evicting on overflow",
+            ("online",),
+        ),
+        Policy(
+            "sorted-f-amin",
+            sorted_f_amin,
+            "Sorted-F on the A_min estimates, re-planned after evictions",
+            ("online", *_PHASE1_OPTIONS),
+        ),
+        Policy(
+            "svf",
+            svf,
+            "SVF: smallest volume first, peak reservation s_i + o_i, strict head-of-line",
+            listed=True,
+        ),
+        Policy(
+            "sps",
+            sps,
+            "staggered pipeline: slots started at offsets floor(j L / K), window L = max o_i",
+        ),
+        Policy(
+            "gba",
+            gba,
+            "geometric batching: decode-length classes shortest first, each a staggered pipeline",
+            ("alpha", "beta"),
+            check=check_gba_options,
+        ),
+        Policy(
+            "gba-d",
+            gba_d,
+            "GBA with every request started early where memory allows, delaying none",
+            ("alpha", "beta"),
+            check=check_gba_options,
+        ),
+        Policy(
+            "online-fcfs",
+            online_fcfs,
+            "online FCFS over the arrived requests",
+            ("replan_every", "time_model"),
+            clock=True,
+        ),
+        Policy(
+            "online-mcsf",
+            online_mcsf,
+            "online MC-SF: arrived requests by o_i",
+            ("replan_every", "time_model"),
+            clock=True,
+        ),
+        Policy(
+            "online-sorted-f",
+            online_sorted_f,
+            "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
+            ("replan_every", *_PHASE1_OPTIONS, "time_model"),
+            clock=True,
+        ),
+        Policy(
+            "vllm",
+            vllm,
+            "production-style: FCFS queue, admission by current memory, recompute preemption",
+            ("time_model",),
+            clock=True,
+            listed=True,
+        ),
+        Policy(
+            "vllm-sf",
+            vllm_sf,
+            "as vllm with the queue by decode length o_i",
+            ("time_model",),
+            clock=True,
+            listed=True,
+        ),
     ),
-    Policy(
-        "amin", amin, "A_min: MC-SF on estimates raised from l_i, evicting on overflow", ("online",)
+    taken="{kind} {name!r} is already registered (register_policy(..., replace=True) replaces it)",
+    unknown="unknown {kind} {name!r}; registered: {names}{plugins} (list policies also as "
+    "NAME+backfill)",
+    group=ENTRY_POINT_GROUP,
+    plugin=lambda name, function, description, _source: register_policy(
+        name, function, description
     ),
-    Policy(
-        "sorted-f-amin",
-        sorted_f_amin,
-        "Sorted-F on the A_min estimates, re-planned after evictions",
-        ("online", *_PHASE1_OPTIONS),
-    ),
-    Policy(
-        "svf",
-        svf,
-        "SVF: smallest volume first, peak reservation s_i + o_i, strict head-of-line",
-        listed=True,
-    ),
-    Policy(
-        "sps",
-        sps,
-        "staggered pipeline: slots started at offsets floor(j L / K), window L = max o_i",
-    ),
-    Policy(
-        "gba",
-        gba,
-        "geometric batching: decode-length classes shortest first, each a staggered pipeline",
-        ("alpha", "beta"),
-        check=check_gba_options,
-    ),
-    Policy(
-        "gba-d",
-        gba_d,
-        "GBA with every request started early where memory allows, delaying none",
-        ("alpha", "beta"),
-        check=check_gba_options,
-    ),
-    Policy(
-        "online-fcfs",
-        online_fcfs,
-        "online FCFS over the arrived requests",
-        ("replan_every", "time_model"),
-        clock=True,
-    ),
-    Policy(
-        "online-mcsf",
-        online_mcsf,
-        "online MC-SF: arrived requests by o_i",
-        ("replan_every", "time_model"),
-        clock=True,
-    ),
-    Policy(
-        "online-sorted-f",
-        online_sorted_f,
-        "receding-horizon Sorted-F: Phase 1 re-planned over the arrived requests",
-        ("replan_every", *_PHASE1_OPTIONS, "time_model"),
-        clock=True,
-    ),
-    Policy(
-        "vllm",
-        vllm,
-        "production-style: FCFS queue, admission by current memory, recompute preemption",
-        ("time_model",),
-        clock=True,
-        listed=True,
-    ),
-    Policy(
-        "vllm-sf",
-        vllm_sf,
-        "as vllm with the queue by decode length o_i",
-        ("time_model",),
-        clock=True,
-        listed=True,
-    ),
-):
-    POLICIES[_p.name] = _p
-_BUILTIN = frozenset(POLICIES)
+)
 #: The built-in policies that admit by arrivals in seconds on a time model's clock
 #: (:attr:`Policy.clock`; SPEC section 10).
 CLOCK_POLICIES = tuple(name for name, p in POLICIES.items() if p.clock)
@@ -323,15 +339,6 @@ def register_policy(
     -----
     Source: ours (the plug-in route of ``docs/architecture.md``).
     """
-    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_" for c in name):
-        raise ValueError(f"policy name must be letters, digits, '-' or '_', got {name!r}")
-    if name in _BUILTIN:
-        raise ValueError(f"policy {name!r} is built in and cannot be registered again")
-    if name in POLICIES and not replace:
-        raise ValueError(
-            f"policy {name!r} is already registered (register_policy(..., replace=True) "
-            "replaces it)"
-        )
     where = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', '?')}"
 
     def checked(instance: Instance, **opts) -> np.ndarray:
@@ -359,60 +366,27 @@ def register_policy(
             )
         return order
 
-    policy = list_policy(name, checked, description, options)
-    POLICIES[name] = policy
-    return policy
-
-
-#: Entry-point group of plug-in policies: ``NAME = "module:function"`` registers ``function``
-#: (a priority-list function, as for :func:`register_policy`) as the list policy ``NAME``.
-ENTRY_POINT_GROUP = "lpsched.policies"
+    return POLICIES.register(list_policy(name, checked, description, options), replace=replace)
 
 
 def load_plugins(name: str | None = None) -> None:
-    """Register the plug-in policies: import the modules of ``LPSCHED_PLUGINS``, then load the
-    entry points of the group ``lpsched.policies`` (those named ``name``, or all); each module
-    and entry point once per process.
-
-    Parameters
-    ----------
-    name : str, optional
-        Load only the entry points of this name (a policy name looked up and not registered).
+    """Register the plug-in policies (all, or those named ``name``): the modules of
+    ``LPSCHED_PLUGINS``, then the entry points of the group ``lpsched.policies``, each a
+    priority-list function registered as by :func:`register_policy`, its description the first
+    line of its docstring and its distribution (:meth:`lpsched.plugins.Registry.load_plugins`).
 
     Raises
     ------
     PluginError
-        Naming the entry point (``NAME = module:function``) and its distribution, with the
-        error: an import error, an object that is not callable, or a name already registered.
-        Every other plug-in is still registered; with several failures the message lists
-        them all, one per line.
-
-    Notes
-    -----
-    Source: ours (:func:`lpsched.plugins.load_plugins`). The entry point's object is the
-    priority-list function; its description is the first line of the function's docstring and
-    the distribution's name and version.
+        Naming each module or entry point that fails to load (an import error, an object
+        that is not callable, a name already registered); the others are still registered.
     """
-    _load_entry_points(
-        ENTRY_POINT_GROUP,
-        "policy",
-        lambda ep_name, function, description, _source: register_policy(
-            ep_name, function, description
-        ),
-        name,
-    )
-
-
-def _plugin_names() -> list[str]:
-    """Names of the installed plug-in entry points that are not registered (not loaded, or
-    failing to load)."""
-    names = {ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-    return sorted(names - set(POLICIES))
+    POLICIES.load_plugins(name)
 
 
 def policy_names() -> list[str]:
     """Names of all registered policies, in registry order."""
-    return list(POLICIES)
+    return POLICIES.names()
 
 
 def parse_policy(spec: str) -> tuple[Policy, bool]:
@@ -427,16 +401,9 @@ def parse_policy(spec: str) -> tuple[Policy, bool]:
     """
     text = spec.strip() if isinstance(spec, str) else ""
     name, plus, suffix = text.partition("+")
-    if name and name not in POLICIES:
-        load_plugins(name)
-    if (plus and suffix != "backfill") or name not in POLICIES:
-        others = _plugin_names()
-        raise KeyError(
-            f"unknown policy {spec!r}; registered: {', '.join(POLICIES)}"
-            + (f"; installed plug-ins not loaded: {', '.join(others)}" if others else "")
-            + " (list policies also as NAME+backfill)"
-        )
-    policy = POLICIES[name]
+    policy = POLICIES.lookup(name, shown=spec)
+    if plus and suffix != "backfill":
+        raise KeyError(POLICIES.missing(spec))
     if plus and not policy.backfill:
         raise KeyError(f"policy {name!r} runs in strict order only; '{spec}' does not exist")
     return policy, bool(plus)

@@ -13,7 +13,8 @@ an installed package's entry point in the group ``lpsched.time_models`` (``NAME 
 "module:function"``, the entry point's name is the model name, the function a duration
 function as for :func:`register_time_model`), and the modules named in ``LPSCHED_PLUGINS``,
 which the command line's ``--import MODULE`` imports and sets (:mod:`lpsched.plugins`); both
-are loaded on the first look-up of a name that is not registered.
+are loaded on the first look-up of a name that is not registered. :data:`TIME_MODELS` is a
+:class:`~lpsched.plugins.Registry`, as the policies' registry is.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..plugins import _loaded, load_plugins
+from ..plugins import Registry
 from .builtin import LINEAR, UNIT
 from .model import TimeModel, TimeModelError, check_name
 from .profiles import read_profiles
@@ -38,24 +39,28 @@ __all__ = [
     "parameters_of",
 ]
 
-#: Registered time models by name: the built-ins first, then the profiles and plug-ins as they
-#: are loaded.
-TIME_MODELS: dict[str, TimeModel] = {UNIT.name: UNIT, LINEAR.name: LINEAR}
-_BUILTIN = frozenset(TIME_MODELS)
 #: Entry-point group of plug-in time models: ``NAME = "module:function"`` registers the
 #: duration function ``function`` (as for :func:`register_time_model`) as the model ``NAME``.
 ENTRY_POINT_GROUP = "lpsched.time_models"
-_PROFILES_LOADED = "profiles:" + ENTRY_POINT_GROUP
-
-
-def _load_profiles() -> None:
-    """Register the shipped profiles, once per process (a profile never replaces a model
-    registered before it: a plug-in of the same name wins, and the listing shows it)."""
-    if _PROFILES_LOADED in _loaded:
-        return
-    _loaded.add(_PROFILES_LOADED)
-    for model in read_profiles():
-        TIME_MODELS.setdefault(model.name, model)
+#: Registered time models by name: the built-ins first, then the shipped profiles (read once,
+#: on the first look-up of a name not registered or the first listing; a profile never
+#: replaces a model registered before it: a plug-in of the same name wins, and the listing
+#: shows it) and the plug-ins as they are loaded.
+TIME_MODELS: Registry[TimeModel] = Registry(
+    "time model",
+    (UNIT, LINEAR),
+    check_name=check_name,
+    error=TimeModelError,
+    taken="{kind} {name!r} is already registered (register_time_model(..., replace=True) "
+    "replaces it)",
+    unknown="unknown {kind} {name!r}; registered: {names} ('lpsched time-models' lists them; "
+    "--import MODULE brings your own)",
+    group=ENTRY_POINT_GROUP,
+    plugin=lambda name, function, description, source: register_time_model(
+        name, function, description, source=source
+    ),
+    extra=read_profiles,
+)
 
 
 def parameters_of(function: Callable[..., Any]) -> dict[str, Any]:
@@ -147,14 +152,7 @@ def register_time_model(
     -----
     Source: ours (mirrors :func:`lpsched.policies.registry.register_policy`).
     """
-    check_name(name)
-    if name in _BUILTIN:
-        raise TimeModelError(f"time model {name!r} is built in and cannot be registered again")
-    if name in TIME_MODELS and not replace:
-        raise TimeModelError(
-            f"time model {name!r} is already registered (register_time_model(..., "
-            "replace=True) replaces it)"
-        )
+    TIME_MODELS.check_new(name, replace)
     if not callable(function):
         raise TimeModelError(f"time model {name!r}: function must be callable")
     values = parameters_of(function) if parameters is None else dict(parameters)
@@ -177,50 +175,19 @@ def register_time_model(
 
 
 def load_time_model_plugins(name: str | None = None) -> None:
-    """Register the plug-in time models: import the modules of ``LPSCHED_PLUGINS``, then load
-    the entry points of the group ``lpsched.time_models`` (those named ``name``, or all); each
-    module and entry point once per process.
-
-    Parameters
-    ----------
-    name : str, optional
-        Load only the entry points of this name (a model name looked up and not registered).
-
-    Raises
-    ------
-    PluginError
-        Naming the entry point (``NAME = module:function``) and its distribution, with the
-        error; every other plug-in is still registered, and with several failures the message
-        lists them all, one per line.
-
-    Notes
-    -----
-    Source: ours (:func:`lpsched.plugins.load_plugins`).
+    """Register the plug-in time models (all, or those named ``name``), as the plug-in policies
+    are (:func:`lpsched.policies.registry.load_plugins`): the entry points of the group
+    ``lpsched.time_models`` are duration functions, registered as by
+    :func:`register_time_model`. Raises PluginError naming each one that fails. Source: ours.
     """
-    load_plugins(
-        ENTRY_POINT_GROUP,
-        "time model",
-        lambda ep_name, function, description, source: register_time_model(
-            ep_name, function, description, source=source
-        ),
-        name,
-    )
+    TIME_MODELS.load_plugins(name)
 
 
 def time_model_names() -> list[str]:
-    """Names of all registered time models, profiles included, in registry order.
-
-    Raises
-    ------
-    TimeModelError
-        The shipped profiles file is malformed (:func:`~.profiles.read_profiles`).
-
-    Notes
-    -----
-    Source: ours.
-    """
-    _load_profiles()
-    return list(TIME_MODELS)
+    """Names of all registered time models, profiles included, in registry order;
+    TimeModelError for a malformed profiles file (:func:`~.profiles.read_profiles`). Source:
+    ours."""
+    return TIME_MODELS.names()
 
 
 def time_model(name: str, **parameters: Any) -> TimeModel:
@@ -250,16 +217,7 @@ def time_model(name: str, **parameters: Any) -> TimeModel:
     -----
     Source: ours (mirrors :func:`lpsched.policies.registry.parse_policy`).
     """
-    if name not in TIME_MODELS:
-        _load_profiles()
-    if isinstance(name, str) and name not in TIME_MODELS:
-        load_time_model_plugins(name)
-    if name not in TIME_MODELS:
-        raise KeyError(
-            f"unknown time model {name!r}; registered: {', '.join(TIME_MODELS)} ('lpsched "
-            "time-models' lists them; --import MODULE brings your own)"
-        )
-    model = TIME_MODELS[name]
+    model = TIME_MODELS.lookup(name)
     return model.with_parameters(**parameters) if parameters else model
 
 
@@ -274,16 +232,16 @@ def parse_time_model(spec: str | TimeModel) -> TimeModel:
     Returns
     -------
     TimeModel
+        The registered model ``NAME`` with the values given (:func:`time_model`).
 
     Raises
     ------
-    KeyError
-        An unknown name (the message lists the registered names).
     TimeModelError
         A malformed parameter list (not ``key=value`` pairs, a key given twice, a value that is
-        not a number), an unknown parameter or a value the model refuses.
-    PluginError
-        A plug-in of this name that fails to load.
+        not a number), and as :func:`time_model`: an unknown parameter or a value the model
+        refuses.
+    KeyError, PluginError
+        As :func:`time_model`: an unknown name, a plug-in of this name that fails to load.
 
     Notes
     -----

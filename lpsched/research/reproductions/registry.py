@@ -3,11 +3,13 @@
 Each reproduction is one module of this package with ``NAME``, ``DESCRIPTION`` and
 ``run(out_dir, **options) -> str``: it declares its sweeps (:mod:`.engine`), draws its table and
 figures from the rows, writes ``NAME.csv``, ``NAME.md`` (and PNGs for some) into ``out_dir``
-and returns the Markdown. A new reproduction is one module plus one line in
-:data:`REPRODUCTIONS`; the command line's choices come from here. Options the command line can
-pass: ``seeds``, ``sizes``, ``time_limits``, ``trace_dir``, ``workloads`` / ``workload``,
-``policies`` (a per-policy table: its default is the study's list, which ``+NAME`` extends) and
-``policy_options``, to the reproductions whose ``run`` takes them.
+and returns the Markdown. A new reproduction is one module plus its name in the tuple
+:data:`MODULES` (no other list names it: ``pyproject.toml``'s import contracts take the package
+whole); the command line's choices come from :data:`REPRODUCTIONS` (a
+:class:`~lpsched.plugins.Registry`). Options the command line can pass: ``seeds``, ``sizes``,
+``time_limits``, ``trace_dir``, ``workloads`` / ``workload``, ``policies`` (a per-policy table:
+its default is the study's list, which ``+NAME`` extends) and ``policy_options``, to the
+reproductions whose ``run`` takes them.
 """
 
 from __future__ import annotations
@@ -17,19 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from . import (
-    algorithms,
-    certified_gaps,
-    families,
-    headline,
-    intervals,
-    online_load,
-    optimality_gaps,
-    ratios,
-    sensitivity,
-)
+from ...plugins import Registry, module_entries
 
-__all__ = ["Reproduction", "REPRODUCTIONS", "register_reproduction", "accepts"]
+__all__ = ["Reproduction", "MODULES", "REPRODUCTIONS", "register_reproduction", "accepts"]
 
 
 @dataclass(frozen=True)
@@ -60,23 +52,25 @@ def accepts(reproduction: Reproduction, option: str) -> bool:
     return option in inspect.signature(reproduction.run).parameters
 
 
-REPRODUCTIONS: dict[str, Reproduction] = {
-    r.name: r
-    for r in map(
-        Reproduction.from_module,
-        (
-            headline,
-            sensitivity,
-            optimality_gaps,
-            certified_gaps,
-            ratios,
-            families,
-            intervals,
-            online_load,
-            algorithms,
-        ),
-    )
-}
+#: The reproduction modules of this package, in the order of ``lpsched reproduce --help``: a new
+#: reproduction is its module and its name in this tuple.
+MODULES = (
+    "headline",
+    "sensitivity",
+    "optimality_gaps",
+    "certified_gaps",
+    "ratios",
+    "families",
+    "intervals",
+    "online_load",
+    "algorithms",
+)
+
+#: Every reproduction by name, from the ``NAME``, ``DESCRIPTION`` and ``run`` of each module of
+#: :data:`MODULES`, then those added by :func:`register_reproduction`.
+REPRODUCTIONS: Registry[Reproduction] = Registry(
+    "reproduction", module_entries(__package__, MODULES, Reproduction.from_module)
+)
 
 
 def register_reproduction(reproduction: Reproduction) -> Reproduction:
@@ -85,9 +79,7 @@ def register_reproduction(reproduction: Reproduction) -> Reproduction:
     Raises
     ------
     ValueError
-        The name is already registered. Source: ours.
+        A malformed name, or one already registered (:meth:`~lpsched.plugins.Registry.register`).
+        Source: ours.
     """
-    if reproduction.name in REPRODUCTIONS:
-        raise ValueError(f"reproduction {reproduction.name!r} is already registered")
-    REPRODUCTIONS[reproduction.name] = reproduction
-    return reproduction
+    return REPRODUCTIONS.register(reproduction)
