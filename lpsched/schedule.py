@@ -25,6 +25,7 @@ __all__ = [
     "Schedule",
     "memory_at",
     "memory_peak",
+    "runs_schedule",
     "latency_summary",
     "latency_stats",
     "InfeasibleScheduleError",
@@ -351,6 +352,47 @@ class Schedule:
                 f"{self.policy or 'schedule'} on {self.instance.name}: " + "; ".join(bad)
             )
         return self
+
+
+def runs_schedule(
+    instance: Instance,
+    start: Sequence[int],
+    runs: Sequence[tuple[int, int, int, int]],
+    *,
+    policy: str = "",
+    info: dict[str, Any] | None = None,
+) -> Schedule:
+    """The schedule of an executor that cuts runs (eviction, preemption), from its lists.
+
+    Parameters
+    ----------
+    instance : Instance
+        The instance scheduled.
+    start : sequence of int, length n
+        Start round ``p_i`` of each request's final run.
+    runs : sequence of (request, start, end, completed)
+        Every run, in any order (:class:`Schedule`'s ``runs``); may be empty.
+    policy : str
+        Name recorded in the schedule.
+    info : dict, optional
+        The policy's extra results.
+
+    Returns
+    -------
+    Schedule
+        With ``runs`` an int64 array of shape (R, 4). Not checked (:meth:`Schedule.check`).
+
+    Notes
+    -----
+    Source: SPEC section 6 (runs); the helper is ours.
+    """
+    return Schedule(
+        instance,
+        np.asarray(start, dtype=np.int64),
+        policy=policy,
+        info={} if info is None else info,
+        runs=np.asarray(runs, dtype=np.int64).reshape(-1, 4),
+    )
 
 
 def memory_peak(schedule: Schedule) -> tuple[int, int | None]:
