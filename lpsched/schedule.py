@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .instance import MAX_VALUE, Instance, quote
+from .instance import MAX_VALUE, Instance, quote, read_only_int64
 
 __all__ = [
     "Schedule",
@@ -116,9 +116,7 @@ def _start_rounds(values: Any, instance: Instance) -> np.ndarray:
             f"request {quote(instance.ids[i])}: start must be an integer round in [0, 2^40], "
             f"got {v!r}"
         )
-    out = start.astype(np.int64, copy=True)
-    out.setflags(write=False)
-    return out
+    return read_only_int64(start)
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,9 +180,7 @@ class Schedule:
                     f"runs, row {int(bad[0])}: completed must be 0 (cut short) or 1, got "
                     f"{int(flags[bad[0]])}"
                 )
-            runs = runs.astype(np.int64, copy=True)
-            runs.setflags(write=False)
-            object.__setattr__(self, "runs", runs)
+            object.__setattr__(self, "runs", read_only_int64(runs))
 
     def __repr__(self) -> str:
         """One line: the instance, the policy, TEL and feasibility, never the arrays (a
