@@ -287,11 +287,9 @@ def vllm(instance: Instance, *, time_model: TimeModel | str | None = None) -> Sc
 
     Parameters
     ----------
-    instance : Instance
-        Requests ``(s_i, o_i, a_i)`` and the budget ``M`` (tokens).
-    time_model : TimeModel or str, optional
-        With ``arrival_s``: admit by the arrivals in seconds on this model's clock, the queue
-        by ``alpha_i`` then index (module docstring, SPEC section 10).
+    instance, time_model
+        As for :func:`execute_preemptive`; on the clock of ``time_model`` the queue is by
+        ``alpha_i`` (seconds), then index.
 
     Returns
     -------
@@ -316,11 +314,8 @@ def vllm_sf(instance: Instance, *, time_model: TimeModel | str | None = None) ->
 
     Parameters
     ----------
-    instance : Instance
-        Requests ``(s_i, o_i, a_i)`` and the budget ``M`` (tokens).
-    time_model : TimeModel or str, optional
-        With ``arrival_s``: admit by the arrivals in seconds on this model's clock (module
-        docstring, SPEC section 10).
+    instance, time_model
+        As for :func:`execute_preemptive`.
 
     Returns
     -------
