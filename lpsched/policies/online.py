@@ -54,6 +54,7 @@ from __future__ import annotations
 import heapq
 import numbers
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -197,14 +198,16 @@ def _walk(
     small: list[tuple[int, int]] = []  # (s_i, i) of visible waiting requests, lazy deletion
     admitted = 0
     decisions = 0
-    clocked = isinstance(feed, _ClockFeed)  # else the next visibility round is feed.due
+    clocked = isinstance(feed, _ClockFeed)  # else the next visibility round is `due`
     t = feed.first()
+    due = feed.due
     while admitted < n:
         decisions += 1
-        if feed.due <= t:
+        if due <= t:
             for i in feed.arrive(t):
                 planner.add(i)
                 heapq.heappush(small, (s[i], i))
+            due = feed.due
         while small and started[small[0][1]]:
             heapq.heappop(small)
         if not small:
@@ -213,7 +216,7 @@ def _walk(
         fm.prune(t)
         tf = fm.earliest_start(small[0][0], 1, t)
         if tf > t:
-            na = feed.next_visible(tf) if clocked else feed.due
+            na = feed.next_visible(tf) if clocked else due
             t = tf if tf < na else int(na)
             continue
         h = planner.head()
@@ -227,7 +230,7 @@ def _walk(
                 feed.started(t, s[h])
             admitted += 1
         else:
-            na = feed.next_visible(ts) if clocked else feed.due
+            na = feed.next_visible(ts) if clocked else due
             t = ts if ts < na else int(na)
     return start, decisions
 
@@ -248,7 +251,7 @@ class _RoundFeed:
         """The first decision time: the first visibility round."""
         return self.eff[self.order[0]]
 
-    def arrive(self, t: int) -> list[int]:
+    def arrive(self, t: int) -> Sequence[int]:
         """The requests that become visible at decision time ``t``, in the order to add them."""
         eff, order, ap = self.eff, self.order, self.ap
         n = len(order)
@@ -320,13 +323,15 @@ class _ClockFeed:
         """The first decision time: the first visibility round."""
         return int(self.next_visible(None))
 
-    def arrive(self, t: int) -> list[int]:
+    def arrive(self, t: int) -> Sequence[int]:
         """Advance the clock to ``t``; the requests that become visible then, in the order the
         round executor adds them."""
         clock, order = self.clock, self.order
         if clock.assigned < len(order):
             clock.advance(t, self.loads, self.last_busy())
         ap = self.ap
+        if ap >= clock.assigned or self.visible(order[ap]) > t:
+            return ()  # the common case: nothing new
         batch = []
         while ap < clock.assigned and self.visible(order[ap]) <= t:
             batch.append(order[ap])

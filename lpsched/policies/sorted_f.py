@@ -255,25 +255,26 @@ def select_swap(
         s = z - o
         fits = common_start_fits(o, s, memory)
 
-        def search(order: np.ndarray) -> tuple[np.ndarray, Fraction]:
+        def search(order: np.ndarray) -> tuple[np.ndarray, Fraction, int]:
             return _with_f(o, local_search(o, greedy_fill_common_start(o, s, order, memory), fits))
 
     else:
         fits = _peaks_fits(z, memory)
 
-        def search(order: np.ndarray) -> tuple[np.ndarray, Fraction]:
+        def search(order: np.ndarray) -> tuple[np.ndarray, Fraction, int]:
             return _with_f(o, local_search(o, greedy_fill(z, order, memory), fits))
 
     return best_of_two_starts(o, z, search)
 
 
-def _with_f(o: np.ndarray, inx: np.ndarray) -> tuple[np.ndarray, Fraction]:
-    """The batch ``inx`` with its exact ``F`` (a non-empty batch)."""
-    return inx, Fraction(int(o[inx].sum()), int(inx.sum()) ** 2)
+def _with_f(o: np.ndarray, inx: np.ndarray) -> tuple[np.ndarray, Fraction, int]:
+    """The batch ``inx`` (non-empty) with its exact ``F`` and its size."""
+    k = int(inx.sum())
+    return inx, Fraction(int(o[inx].sum()), k * k), k
 
 
 def best_of_two_starts(
-    o: np.ndarray, z: np.ndarray, search: Callable[[np.ndarray], tuple[np.ndarray, Any]]
+    o: np.ndarray, z: np.ndarray, search: Callable[[np.ndarray], tuple[np.ndarray, Any, int]]
 ) -> np.ndarray:
     """The better of a local search from two greedy starts (``swap`` and its variants).
 
@@ -282,9 +283,10 @@ def best_of_two_starts(
     o, z : ndarray of int64, shape (r,)
         ``o_i`` and ``s_i + o_i`` (tokens) of the remaining requests.
     search : callable
-        ``search(order) -> (inx, value)``: the local minimum (bool mask, shape (r,), non-empty)
-        reached from the greedy start that walks the positions ``order``, and its value to
-        minimise (``F``, or the seconds ratio of :mod:`lpsched.policies.sorted_f_seconds`).
+        ``search(order) -> (inx, value, k)``: the local minimum (bool mask, shape (r,),
+        non-empty) reached from the greedy start that walks the positions ``order``, its value
+        to minimise (``F``, or the seconds ratio of :mod:`lpsched.policies.sorted_f_seconds`)
+        and its size ``k = |X|``.
 
     Returns
     -------
@@ -300,7 +302,7 @@ def best_of_two_starts(
     """
     idx = np.arange(o.size)
     minima = [search(np.lexsort((idx, key))) for key in (o, z)]
-    inx, _ = min(minima, key=lambda found: (found[1], -int(found[0].sum())))
+    inx, _, _ = min(minima, key=lambda found: (found[1], -found[2]))
     return np.flatnonzero(inx)
 
 
@@ -335,9 +337,9 @@ def _peaks_fits(z: np.ndarray, memory: int) -> Fits:
     ``sum (s_i + o_i) <= M``."""
 
     def fits(xi: np.ndarray, yj: np.ndarray, swaps: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        free = memory - int(z[xi].sum())
-        swap = (z[yj][None, :] - z[xi][:, None]) <= free if swaps else None
-        return z[yj] <= free, swap
+        zx, zy = z[xi], z[yj]
+        free = memory - int(zx.sum())
+        return zy <= free, (zy[None, :] - zx[:, None]) <= free if swaps else None
 
     return fits
 

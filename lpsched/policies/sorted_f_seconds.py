@@ -156,8 +156,9 @@ def select_seconds(
     area = o * s + o * (o + 1) // 2
     pi = _prefill_seconds(model, s)
 
-    def search(order: np.ndarray) -> tuple[np.ndarray, float]:
-        return _search(model, o, z, area, pi, memory, greedy_fill(z, order, memory))
+    def search(order: np.ndarray) -> tuple[np.ndarray, float, int]:
+        inx, value = _search(model, o, z, area, pi, memory, greedy_fill(z, order, memory))
+        return inx, value, int(inx.sum())
 
     return best_of_two_starts(o, z, search)
 
