@@ -37,11 +37,9 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from .executor import FutureMemory
 from .instance import Instance, quote
-from .schedule import Schedule
+from .schedule import Schedule, runs_schedule
 
 __all__ = ["execute_with_eviction"]
 
@@ -100,15 +98,7 @@ def execute_with_eviction(
     o = instance.decode.tolist()
     a = instance.arrival.tolist()
     e = estimate
-    if len(e) != n:
-        raise ValueError(f"estimate has {len(e)} values for {n} requests")
-    for i in range(n):
-        if e[i] < 1 or s[i] + e[i] > M:
-            raise ValueError(
-                f"request {quote(instance.ids[i])}: estimate {e[i]} must be >= 1 with prefill "
-                f"{s[i]} + estimate <= M = {M}"
-            )
-    INF = float("inf")
+    _check_estimates(instance, e, s)
     if online:
         arrivals = sorted(range(n), key=lambda i: (a[i], i))
         t = a[arrivals[0]]
@@ -145,45 +135,16 @@ def execute_with_eviction(
                 e[j] = t - p + 1
             S += s[j] - p
         if K and S + (t + 1) * K > M:
-            victims = sorted(running.items(), key=lambda jp: (-jp[1], -jp[0]))
-            for j, p in victims:
-                if S + (t + 1) * K <= M:
-                    break
-                del running[j]
-                K -= 1
-                S -= s[j] - p
-                g = t - p
-                runs.append((j, p, t, 0))
-                evictions += 1
-                wasted += g
-                if e[j] < g:
-                    e[j] = g
-                planner.add(j)
+            S, K, cut, lost = _evict(t, M, S, K, running, e, s, planner, runs)
+            evictions += cut
+            wasted += lost
         # 4. admission with the estimates
-        fm = FutureMemory(M)
-        for j, p in running.items():
-            fm.add(s[j], p, e[j])
-        blocked = INF
-        while True:
-            h = planner.head()
-            if h is None:
-                break
-            if a[h] > t:
-                blocked = a[h]
-                break
-            nxt = fm.next_start(s[h], e[h], t)
-            if nxt != t:
-                blocked = nxt
-                break
-            planner.pop()
-            running[h] = t
-            fm.add(s[h], t, e[h])
-            K += 1
-            S += s[h] - t
+        nxt_t, admitted = _admit(planner, running, s, e, a, t, M)
+        S += admitted
+        K = len(running)
         if done == n:
             break
         # 5. next decision time
-        nxt_t = blocked
         if running:
             c = min(p + o[j] for j, p in running.items())
             if c < nxt_t:
@@ -193,19 +154,88 @@ def execute_with_eviction(
                 nxt_t = ev
         if ap < n and online and a[arrivals[ap]] < nxt_t:
             nxt_t = a[arrivals[ap]]
-        if nxt_t == INF:  # pragma: no cover - a request fits an empty cache (s + e <= M)
+        if nxt_t == _NEVER:  # pragma: no cover - a request fits an empty cache (s + e <= M)
             raise RuntimeError("eviction executor stalled")
         t = int(nxt_t)
-    runtime = time.perf_counter() - t0
-    return Schedule(
-        instance,
-        np.asarray(start, dtype=np.int64),
-        policy=policy,
-        info={
-            "runtime_s": runtime,
-            "evictions": evictions,
-            "wasted_tokens": wasted,
-            "visits": visits,
-        },
-        runs=np.asarray(runs, dtype=np.int64).reshape(-1, 4),
-    )
+    info = {
+        "runtime_s": time.perf_counter() - t0,
+        "evictions": evictions,
+        "wasted_tokens": wasted,
+        "visits": visits,
+    }
+    return runs_schedule(instance, start, runs, policy=policy, info=info)
+
+
+#: The next decision time of an executor with nothing left to wait for.
+_NEVER = float("inf")
+
+
+def _check_estimates(instance: Instance, e: list[int], s: list[int]) -> None:
+    """``ValueError`` unless ``e`` holds ``n`` estimates ``e_i >= 1`` with ``s_i + e_i <= M``."""
+    n, M = instance.n, instance.memory
+    if len(e) != n:
+        raise ValueError(f"estimate has {len(e)} values for {n} requests")
+    for i in range(n):
+        if e[i] < 1 or s[i] + e[i] > M:
+            raise ValueError(
+                f"request {quote(instance.ids[i])}: estimate {e[i]} must be >= 1 with prefill "
+                f"{s[i]} + estimate <= M = {M}"
+            )
+
+
+def _evict(
+    t: int,
+    M: int,
+    S: int,
+    K: int,
+    running: dict[int, int],
+    e: list[int],
+    s: list[int],
+    planner,
+    runs: list[tuple[int, int, int, int]],
+) -> tuple[int, int, int, int]:
+    """Step 3 at decision time ``t``: evict least progress first (ties: larger index first)
+    while round ``t+1`` overflows; returns the new ``(S, K)``, the evictions and the wasted
+    tokens."""
+    victims = sorted(running.items(), key=lambda jp: (-jp[1], -jp[0]))
+    cut = lost = 0
+    for j, p in victims:
+        if S + (t + 1) * K <= M:
+            break
+        del running[j]
+        K -= 1
+        S -= s[j] - p
+        g = t - p
+        runs.append((j, p, t, 0))
+        cut += 1
+        lost += g
+        if e[j] < g:
+            e[j] = g
+        planner.add(j)
+    return S, K, cut, lost
+
+
+def _admit(
+    planner, running: dict[int, int], s: list[int], e: list[int], a: list[int], t: int, M: int
+) -> tuple[float, int]:
+    """Step 4 at decision time ``t``: admit the planner's head while it has arrived and passes
+    the check with the estimates. Returns the round the blocked head waits for (at least; the
+    arrival of one not arrived, its exact jump, or never) and ``sum (s_h - t)`` over those
+    admitted."""
+    fm = FutureMemory(M)
+    for j, p in running.items():
+        fm.add(s[j], p, e[j])
+    added = 0
+    while True:
+        h = planner.head()
+        if h is None:
+            return _NEVER, added
+        if a[h] > t:
+            return a[h], added
+        nxt = fm.next_start(s[h], e[h], t)
+        if nxt != t:
+            return nxt, added
+        planner.pop()
+        running[h] = t
+        fm.add(s[h], t, e[h])
+        added += s[h] - t

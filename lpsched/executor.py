@@ -42,6 +42,37 @@ from .schedule import Schedule
 __all__ = ["execute", "FutureMemory"]
 
 
+def _jump(cs, A, N, i, nc, lim, t, end):
+    """The exact jump of :meth:`FutureMemory.next_start` for a window ``(t, end]`` and
+    ``lim = M - s``, from the stored completions ``cs[i:nc]`` (``i``: the first after ``t``):
+    ``t`` if the request fits, else a later round before which it certainly cannot start. The
+    one code of the jump: plain Python over :class:`FutureMemory`'s lists, compiled as
+    :func:`_fm_jump` over the backfill kernel's arrays."""
+    nxt = t
+    while i < nc:
+        c = cs[i]
+        if c >= end:
+            break
+        need = A[i] + c * N[i] + c - lim  # the smallest start that satisfies round c
+        if need > t:
+            if need > c:
+                need = c
+            if need > nxt:
+                nxt = need
+        i += 1
+    need = A[i] + end * N[i] + end - lim
+    if need > t:
+        if need > end:
+            need = end
+        if need > nxt:
+            nxt = need
+    return nxt
+
+
+#: :func:`_jump` as a kernel (:func:`lpsched.kernels.jit`), for the array form.
+_fm_jump = jit(_jump)
+
+
 class FutureMemory:
     """The memory ``m(r)`` that the running requests will hold in future rounds ``r``.
 
@@ -96,36 +127,16 @@ class FutureMemory:
         t : int
             Candidate start round (``>=`` the last prune time).
         """
-        cs, A, N = self.cs, self.A, self.N
-        lim = self.memory - s
-        end = t + o
-        nxt = t
-        i = bisect_right(cs, t, self.head)
-        n_cs = len(cs)
-        while i < n_cs:
-            c = cs[i]
-            if c >= end:
-                break
-            need = A[i] + c * N[i] + c - lim  # the smallest start that satisfies round c
-            if need > t:
-                if need > c:
-                    need = c
-                if need > nxt:
-                    nxt = need
-            i += 1
-        need = A[i] + end * N[i] + end - lim
-        if need > t:
-            if need > end:
-                need = end
-            if need > nxt:
-                nxt = need
-        return nxt
+        i = bisect_right(self.cs, t, self.head)
+        return _jump(self.cs, self.A, self.N, i, len(self.cs), self.memory - s, t, t + o)
 
     def earliest_start(self, s: int, o: int, t: int) -> int:
         """The earliest round ``>= t`` at which request ``(s, o)`` can start (always exists,
         since ``s + o <= M`` fits once the running set has finished)."""
+        cs, A, N = self.cs, self.A, self.N
+        lim = self.memory - s
         while True:
-            nxt = self.next_start(s, o, t)
+            nxt = _jump(cs, A, N, bisect_right(cs, t, self.head), len(cs), lim, t, t + o)
             if nxt == t:
                 return t
             t = nxt
@@ -252,37 +263,6 @@ def _fm_prune(cs, A, N, fm, t):  # pragma: no cover - compiled
         head = 0
     fm[0] = nc
     fm[1] = head
-
-
-@jit
-def _fm_next_start(cs, A, N, fm, memory, s, o, t):  # pragma: no cover - compiled
-    """:meth:`FutureMemory.next_start` on the array form: ``t`` if ``(s, o)`` fits at ``t``,
-    else the exact jump (a round before which it certainly cannot start)."""
-    nc = fm[0]
-    lim = memory - s
-    end = t + o
-    nxt = t
-    i = fm[1]
-    while i < nc and cs[i] <= t:
-        i += 1
-    while i < nc:
-        c = cs[i]
-        if c >= end:
-            break
-        need = A[i] + c * N[i] + c - lim
-        if need > t:
-            if need > c:
-                need = c
-            if need > nxt:
-                nxt = need
-        i += 1
-    need = A[i] + end * N[i] + end - lim
-    if need > t:
-        if need > end:
-            need = end
-        if need > nxt:
-            nxt = need
-    return nxt
 
 
 @jit
@@ -570,8 +550,11 @@ def _backfill_kernel(
         while r >= 0 and nxt_t != t + 1:
             q = byrank[r]
             e = t + 1
-            while True:
-                nxt = _fm_next_start(cs, A, N, fm, memory, ps[q], po[q], e)
+            while True:  # FutureMemory.earliest_start, stopped once it passes nxt_t
+                i = fm[1]
+                while i < fm[0] and cs[i] <= e:
+                    i += 1
+                nxt = _fm_jump(cs, A, N, i, fm[0], memory - ps[q], e, e + po[q])
                 if nxt == e or (nxt_t >= 0 and nxt >= nxt_t):
                     break
                 e = nxt

@@ -38,6 +38,7 @@ __all__ = [
     "quote",
     "one_line",
     "OptionError",
+    "read_only_int64",
 ]
 
 
@@ -175,7 +176,24 @@ def _frozen(values: Any, name: str, where: str) -> np.ndarray:
             f"{where}: request at position {i}: field '{name}' is too large "
             f"(> 2^40), got {arr[i].item()!r}"
         )
-    out = arr.astype(np.int64, copy=True)
+    return read_only_int64(arr)
+
+
+def read_only_int64(values: np.ndarray) -> np.ndarray:
+    """A read-only int64 copy of ``values`` (checked integers: the arrays of an instance, the
+    starts and runs of a schedule).
+
+    Parameters
+    ----------
+    values : ndarray
+        Integer values that fit in int64 (checked by the caller).
+
+    Returns
+    -------
+    ndarray of int64
+        Same shape, not writeable. Source: ours.
+    """
+    out = values.astype(np.int64, copy=True)
     out.setflags(write=False)
     return out
 

@@ -19,12 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from .instance import MAX_VALUE, Instance, quote
+from .instance import MAX_VALUE, Instance, quote, read_only_int64
 
 __all__ = [
     "Schedule",
     "memory_at",
     "memory_peak",
+    "runs_schedule",
     "latency_summary",
     "latency_stats",
     "InfeasibleScheduleError",
@@ -115,9 +116,7 @@ def _start_rounds(values: Any, instance: Instance) -> np.ndarray:
             f"request {quote(instance.ids[i])}: start must be an integer round in [0, 2^40], "
             f"got {v!r}"
         )
-    out = start.astype(np.int64, copy=True)
-    out.setflags(write=False)
-    return out
+    return read_only_int64(start)
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,9 +180,7 @@ class Schedule:
                     f"runs, row {int(bad[0])}: completed must be 0 (cut short) or 1, got "
                     f"{int(flags[bad[0]])}"
                 )
-            runs = runs.astype(np.int64, copy=True)
-            runs.setflags(write=False)
-            object.__setattr__(self, "runs", runs)
+            object.__setattr__(self, "runs", read_only_int64(runs))
 
     def __repr__(self) -> str:
         """One line: the instance, the policy, TEL and feasibility, never the arrays (a
@@ -351,6 +348,47 @@ class Schedule:
                 f"{self.policy or 'schedule'} on {self.instance.name}: " + "; ".join(bad)
             )
         return self
+
+
+def runs_schedule(
+    instance: Instance,
+    start: Sequence[int],
+    runs: Sequence[tuple[int, int, int, int]],
+    *,
+    policy: str = "",
+    info: dict[str, Any] | None = None,
+) -> Schedule:
+    """The schedule of an executor that cuts runs (eviction, preemption), from its lists.
+
+    Parameters
+    ----------
+    instance : Instance
+        The instance scheduled.
+    start : sequence of int, length n
+        Start round ``p_i`` of each request's final run.
+    runs : sequence of (request, start, end, completed)
+        Every run, in any order (:class:`Schedule`'s ``runs``); may be empty.
+    policy : str
+        Name recorded in the schedule.
+    info : dict, optional
+        The policy's extra results.
+
+    Returns
+    -------
+    Schedule
+        With ``runs`` an int64 array of shape (R, 4). Not checked (:meth:`Schedule.check`).
+
+    Notes
+    -----
+    Source: SPEC section 6 (runs); the helper is ours.
+    """
+    return Schedule(
+        instance,
+        np.asarray(start, dtype=np.int64),
+        policy=policy,
+        info={} if info is None else info,
+        runs=np.asarray(runs, dtype=np.int64).reshape(-1, 4),
+    )
 
 
 def memory_peak(schedule: Schedule) -> tuple[int, int | None]:

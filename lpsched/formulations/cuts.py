@@ -109,21 +109,30 @@ def _separate_row(cols, units, coef, x, count, M, eps):
             u, lst = opts[pos]
             chosen[u] = lst[j][0]
             c = max(c - lst[j][0], 0)
-    total = sum(chosen.values())
-    for u in list(chosen):  # lower each threshold while the cover stays a cover
-        low = max(M + 1 - (total - chosen[u]), int(coef[units == u].min()))
-        if low < chosen[u]:
-            total += low - chosen[u]
-            chosen[u] = low
-    assert total > M
-    theta_max = max(chosen.values())
-    theta = np.array([chosen.get(int(u), theta_max) for u in units.tolist()])
-    members = cols[coef >= theta]
-    rhs = len(chosen) - 1
+    members, rhs = _cover_cut(chosen, cols, units, coef, M)
     viol = float(x[members].sum()) - rhs
     if viol <= 1e-4:
         return None
     return viol, members.astype(np.int32), rhs
+
+
+def _cover_cut(
+    theta: dict[int, int], cols: np.ndarray, units: np.ndarray, coef: np.ndarray, M: int
+) -> tuple[np.ndarray, int]:
+    """The GUB cover cut of the cover ``theta`` (unit -> threshold, ``sum > M``) on one memory
+    row: each threshold lowered as far as ``sum theta > M`` allows (``theta`` is updated), then
+    the member columns (coefficient at least their unit's threshold, the other units at the
+    largest) and the right-hand side ``|C| - 1``."""
+    total = sum(theta.values())
+    for u in list(theta):  # lower each threshold while the cover stays a cover
+        low = max(M + 1 - (total - theta[u]), int(coef[units == u].min()))
+        if low < theta[u]:
+            total += low - theta[u]
+            theta[u] = low
+    assert total > M
+    top = max(theta.values())
+    th = np.array([theta.get(int(u), top) for u in units.tolist()], dtype=np.int64)
+    return cols[coef >= th], len(theta) - 1
 
 
 def separate_cover_cuts(
@@ -194,15 +203,8 @@ def overflow_cuts(rows: MemoryRows, start: np.ndarray) -> list[tuple[np.ndarray,
         cols, units, cf = rows.rows[t - 1]
         if (mat.count[unit[run]] == 1).all():
             theta = dict(zip(unit[run].tolist(), coef.tolist(), strict=True))
-            total = sum(theta.values())
-            for u in list(theta):  # lower each threshold while the cover stays a cover
-                low = max(M + 1 - (total - theta[u]), int(cf[units == u].min()))
-                if low < theta[u]:
-                    total += low - theta[u]
-                    theta[u] = low
-            top = max(theta.values())
-            th = np.array([theta.get(int(u), top) for u in units.tolist()], dtype=np.int64)
-            out.append((cols[cf >= th].astype(np.int32), len(theta) - 1))
+            members, rhs = _cover_cut(theta, cols, units, cf, M)
+            out.append((members.astype(np.int32), rhs))
             continue
         desc = np.sort(coef)[::-1]
         k_all = np.arange(1, desc.size + 1)

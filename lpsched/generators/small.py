@@ -213,10 +213,8 @@ def uniform_small(
 
     Parameters
     ----------
-    n : int
-        Number of requests.
-    seed : int
-        Seed of ``numpy.random.default_rng``.
+    n, seed
+        As for :func:`scaled_mix`.
     memory : int, default 30
         KV-cache budget ``M`` in tokens (``>= prefill + decode``).
     prefill, decode : int
@@ -247,10 +245,10 @@ def uniform_small(
     )
 
 
-def _assumption_instance(
+def _small_instance_of(
     workload: str, s: np.ndarray, o: np.ndarray, memory: int, n: int, seed: int
 ) -> Instance:
-    """The instance of an assumption workload (named and described as by :func:`small_instance`)."""
+    """The instance of :func:`small_instance` for ``workload`` (named and described by it)."""
     check_fits(s, o, memory, workload)
     return Instance.from_arrays(
         s,
@@ -305,7 +303,7 @@ def small_peaks(n: int, seed: int = 0, memory: int = 32) -> Instance:
     half = memory // 2
     o = rng.integers(1, max(1, memory // 4) + 1, size=n)
     s = rng.integers(0, half - o + 1)  # one draw per request, 0..half - o_i
-    return _assumption_instance("small-peaks", s, o, memory, n, seed)
+    return _small_instance_of("small-peaks", s, o, memory, n, seed)
 
 
 def common_prompt(n: int, seed: int = 0, memory: int = 32) -> Instance:
@@ -318,24 +316,19 @@ def common_prompt(n: int, seed: int = 0, memory: int = 32) -> Instance:
 
     Parameters
     ----------
-    n : int
-        Number of requests, ``>= 1``.
-    seed : int
-        Seed of ``numpy.random.default_rng``; the same ``(n, seed, memory)`` gives the same
-        instance.
-    memory : int, default 32
-        KV-cache budget ``M`` in tokens, ``>= 2``.
+    n, seed, memory
+        As for :func:`small_peaks`.
 
     Returns
     -------
     Instance
-        Named ``small-common-prompt-n{n}-M{M}-s{seed}``; ``metadata`` records the workload
-        and the seed.
+        Named ``small-common-prompt-n{n}-M{M}-s{seed}``; ``metadata`` as for
+        :func:`small_peaks`.
 
     Raises
     ------
     ValueError
-        ``n < 1`` or ``memory < 2``.
+        As :func:`small_peaks`.
 
     Notes
     -----
@@ -346,7 +339,7 @@ def common_prompt(n: int, seed: int = 0, memory: int = 32) -> Instance:
     half = memory // 2
     s = np.full(n, int(rng.integers(0, half + 1)), dtype=np.int64)
     o = rng.integers(1, max(1, half) + 1, size=n)
-    return _assumption_instance("common-prompt", s, o, memory, n, seed)
+    return _small_instance_of("common-prompt", s, o, memory, n, seed)
 
 
 def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
@@ -359,24 +352,18 @@ def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
 
     Parameters
     ----------
-    n : int
-        Number of requests, ``>= 1``.
-    seed : int
-        Seed of ``numpy.random.default_rng``; the same ``(n, seed, memory)`` gives the same
-        instance.
-    memory : int, default 32
-        KV-cache budget ``M`` in tokens, ``>= 2``.
+    n, seed, memory
+        As for :func:`small_peaks`.
 
     Returns
     -------
     Instance
-        Named ``small-identical-n{n}-M{M}-s{seed}``; ``metadata`` records the workload and the
-        seed.
+        Named ``small-identical-n{n}-M{M}-s{seed}``; ``metadata`` as for :func:`small_peaks`.
 
     Raises
     ------
     ValueError
-        ``n < 1`` or ``memory < 2``.
+        As :func:`small_peaks`.
 
     Notes
     -----
@@ -388,7 +375,7 @@ def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
     half = memory // 2
     s = np.full(n, int(rng.integers(0, half + 1)), dtype=np.int64)
     o = np.full(n, int(rng.integers(1, max(1, half) + 1)), dtype=np.int64)
-    return _assumption_instance("identical", s, o, memory, n, seed)
+    return _small_instance_of("identical", s, o, memory, n, seed)
 
 
 def _check_small(n: int, memory: int) -> None:
@@ -455,19 +442,15 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
     -----
     Source: ours (the 80/20 mix is the paper's headline workload, section 6).
     """
-    if workload in ASSUMPTION_WORKLOADS:
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        if memory < 2:
-            raise ValueError(f"memory M must be >= 2 tokens, got {memory}")
-        return ASSUMPTION_WORKLOADS[workload](n, seed=seed, memory=memory)
-    if workload not in RATIO_WORKLOADS:
+    if workload not in RATIO_WORKLOADS and workload not in ASSUMPTION_WORKLOADS:
         names = (*RATIO_WORKLOADS, *ASSUMPTION_WORKLOADS)
         raise ValueError(f"unknown small workload {workload!r}; choose from {', '.join(names)}")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     if memory < 2:
         raise ValueError(f"memory M must be >= 2 tokens, got {memory}")
+    if workload in ASSUMPTION_WORKLOADS:
+        return ASSUMPTION_WORKLOADS[workload](n, seed=seed, memory=memory)
     rng = np.random.default_rng(seed)
     M = int(memory)
     if workload == "uniform":
@@ -487,14 +470,4 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
         s = np.rint(s_big * c).astype(np.int64)
     o = np.asarray(o, dtype=np.int64)
     s = np.minimum(np.asarray(s, dtype=np.int64), M - o)
-    return Instance.from_arrays(
-        s,
-        o,
-        M,
-        name=f"small-{workload}-n{n}-M{M}-s{seed}",
-        metadata={
-            "source": "lpsched.generators.small.small_instance",
-            "workload": workload,
-            "seed": seed,
-        },
-    )
+    return _small_instance_of(workload, s, o, M, n, seed)

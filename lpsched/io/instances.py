@@ -12,7 +12,7 @@ from typing import Any
 from ..instance import Instance, InstanceError, OptionError, int_field, quote
 from ._common import _brief, _unknown_keys
 from .atomic import atomic_write_text
-from .json_text import _first_nonfinite, load_json
+from .json_text import _first_nonfinite, load_json, read_text
 
 __all__ = [
     "INSTANCE_KEYS",
@@ -219,14 +219,7 @@ def read_instance(path: str | os.PathLike[str]) -> Instance:
         the request and the field.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InstanceError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise InstanceError(f"{p}: is a directory, not an instance file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{p}: cannot read: {exc}") from None
+    text = read_text(p, "an instance file")
     if not text.strip():
         raise InstanceError(f"{p}: the file is empty")
     return instance_from_dict(load_json(text, p), source=str(p))

@@ -1,6 +1,7 @@
-"""Decoding JSON text for the readers: :func:`load_json` (duplicate keys, over-long integers and
-malformed text are errors naming the file and line) and :class:`NonFiniteNumber` (``NaN``,
-``Infinity`` and overflowing numbers, which every reader refuses naming the field).
+"""Decoding JSON text for the readers: :func:`read_text` (a file's text, its errors named),
+:func:`load_json` (duplicate keys, over-long integers and malformed text are errors naming the
+file and line) and :class:`NonFiniteNumber` (``NaN``, ``Infinity`` and overflowing numbers,
+which every reader refuses naming the field).
 """
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ import json
 import math
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 from ..instance import InstanceError, quote
 
-__all__ = ["NonFiniteNumber", "load_json"]
+__all__ = ["NonFiniteNumber", "load_json", "read_text"]
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -120,3 +122,33 @@ def load_json(text: str, path: str | os.PathLike[str]) -> Any:
         raise InstanceError(f"{path}: malformed JSON: {exc}") from None
     except RecursionError:
         raise InstanceError(f"{path}: malformed JSON: nested too deeply") from None
+
+
+def read_text(path: Path, kind: str) -> str:
+    """The text of the file ``path`` (UTF-8, a byte-order mark dropped).
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    kind : str
+        What it should be, for the message about a directory (``"an instance file"``).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InstanceError
+        ``{path}: no such file``, ``{path}: is a directory, not {kind}`` or ``{path}: cannot
+        read: ...`` (permissions, bytes that are not UTF-8). Source: ours.
+    """
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InstanceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InstanceError(f"{path}: is a directory, not {kind}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read: {exc}") from None

@@ -17,7 +17,7 @@ from ..timing.registry import time_model
 from ..timing.seconds import ScheduleSeconds, to_seconds
 from ._common import _brief, _unknown_keys
 from .atomic import atomic_write_text
-from .json_text import load_json
+from .json_text import load_json, read_text
 
 __all__ = [
     "SCHEDULE_KEYS",
@@ -248,14 +248,7 @@ def read_schedule(
     Source: SPEC section 9 (runs: SPEC section 6).
     """
     p = Path(path)
-    try:
-        data = load_json(p.read_text(encoding="utf-8-sig"), p)
-    except FileNotFoundError:
-        raise InstanceError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise InstanceError(f"{p}: is a directory, not a schedule file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{p}: cannot read: {exc}") from None
+    data = load_json(read_text(p, "a schedule file"), p)
     if not isinstance(data, dict) or data.get("format") != SCHEDULE_FORMAT:
         raise InstanceError(f"{p}: field 'format' must be {SCHEDULE_FORMAT!r}")
     version = data.get("version", 1)

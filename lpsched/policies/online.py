@@ -54,6 +54,7 @@ from __future__ import annotations
 import heapq
 import numbers
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -168,153 +169,54 @@ def execute_online(
     clock: SPEC section 10.
     """
     model = clock_model(instance, time_model)
-    if model is not None:
-        return _execute_online_clock(instance, planner, model, replan_every, policy)
     t0 = time.perf_counter()
-    replan_every = check_replan_every(replan_every)
+    H = check_replan_every(replan_every)
+    fm = FutureMemory(instance.memory)
+    feed = _RoundFeed(instance, H) if model is None else _ClockFeed(instance, model, H, fm)
+    start, decisions = _walk(instance, planner, fm, feed)
+    info: dict = {"runtime_s": time.perf_counter() - t0, "decisions": decisions, "replan_every": H}
+    if isinstance(feed, _ClockFeed):  # the schedule of the admission rounds found on the clock
+        instance = instance.replace(arrival=np.asarray(feed.rounds, dtype=np.int64))
+        info["time_model"] = model
+    return Schedule(instance, np.asarray(start, dtype=np.int64), policy=policy, info=info)
+
+
+#: The visibility round of a request that will never be visible (none left).
+_NEVER = float("inf")
+
+
+def _walk(
+    instance: Instance, planner, fm: FutureMemory, feed: _RoundFeed | _ClockFeed
+) -> tuple[list[int], int]:
+    """The online walk (module docstring): the starts ``p_i`` (rounds, by request) and the
+    number of decisions (loop iterations), the requests becoming visible as ``feed`` says."""
     n = instance.n
     s = instance.prefill.tolist()
     o = instance.decode.tolist()
-    eff = effective_arrivals(instance.arrival, replan_every)
-    arrivals = np.lexsort((np.arange(n), eff)).tolist()
-    eff_l = eff.tolist()
-    fm = FutureMemory(instance.memory)
     started = [False] * n
     start = [0] * n
     small: list[tuple[int, int]] = []  # (s_i, i) of visible waiting requests, lazy deletion
-    ap = 0
     admitted = 0
     decisions = 0
-    t = eff_l[arrivals[0]]
-    INF = float("inf")
+    clocked = isinstance(feed, _ClockFeed)  # else the next visibility round is `due`
+    t = feed.first()
+    due = feed.due
     while admitted < n:
         decisions += 1
-        while ap < n and eff_l[arrivals[ap]] <= t:
-            i = arrivals[ap]
-            planner.add(i)
-            heapq.heappush(small, (s[i], i))
-            ap += 1
-        while small and started[small[0][1]]:
-            heapq.heappop(small)
-        na = eff_l[arrivals[ap]] if ap < n else INF
-        if not small:
-            t = na
-            continue
-        fm.prune(t)
-        tf = fm.earliest_start(small[0][0], 1, t)
-        if tf > t:
-            t = tf if tf < na else na
-            continue
-        h = planner.head()
-        ts = fm.next_start(s[h], o[h], t)
-        if ts == t:
-            planner.pop()
-            started[h] = True
-            start[h] = t
-            fm.add(s[h], t, o[h])
-            admitted += 1
-        else:
-            t = ts if ts < na else na
-    return Schedule(
-        instance,
-        np.asarray(start, dtype=np.int64),
-        policy=policy,
-        info={
-            "runtime_s": time.perf_counter() - t0,
-            "decisions": decisions,
-            "replan_every": replan_every,
-        },
-    )
-
-
-def _execute_online_clock(
-    instance: Instance,
-    planner,
-    model: TimeModel,
-    replan_every: int | None,
-    policy: str,
-) -> Schedule:
-    """:func:`execute_online` with arrivals in seconds on the clock of ``model`` (module
-    docstring): the same decisions, with the visibility round of a request found by the clock
-    as the executor jumps."""
-    t0 = time.perf_counter()
-    H = check_replan_every(replan_every)
-    n = instance.n
-    s = instance.prefill.tolist()
-    o = instance.decode.tolist()
-    assert instance.arrival_s is not None  # clock_model said so
-    alpha = instance.arrival_s.tolist()
-    clock = ArrivalClock(model, instance.arrival_s)
-    order, rounds = clock.order, clock.rounds
-    fm = FutureMemory(instance.memory)
-    started = [False] * n
-    start = [0] * n
-    small: list[tuple[int, int]] = []
-    ap = 0
-    admitted = 0
-    decisions = 0
-    INF = float("inf")
-
-    cache: list = [-1, None, None, None]  # the future memory as arrays, at `admitted` adds
-
-    def loads(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
-        # D(r) = N, K(r) = A + r N at the first completion >= r (FutureMemory). A prune only
-        # forgets completions before the rounds asked, so arrays copied since the last add
-        # still answer exactly.
-        if cache[0] != admitted:
-            cache[:] = [
-                admitted,
-                np.asarray(fm.cs[fm.head :], dtype=np.int64),
-                np.asarray(fm.A[fm.head :], dtype=np.int64),
-                np.asarray(fm.N[fm.head :], dtype=np.int64),
-            ]
-        _, cs, A, N = cache
-        r = np.arange(r0, r1, dtype=np.int64)
-        j = np.searchsorted(cs, r, side="left")
-        return N[j], A[j] + r * N[j]
-
-    def last_busy() -> int:
-        return fm.cs[-1] if len(fm.cs) > fm.head else 0
-
-    def visible(i: int) -> int:
-        a = rounds[i]
-        return a if H is None else -(-a // H) * H
-
-    def next_visible(limit: int | None) -> float:
-        """The visibility round of the next request not yet visible, advancing the clock at
-        most to ``limit``; INF if that is later than ``limit``."""
-        if ap >= n:
-            return INF
-        i = order[ap]
-        if rounds[i] == NOT_ARRIVED:
-            clock.advance(limit, loads, last_busy(), alpha[i])
-            if rounds[i] == NOT_ARRIVED:
-                return INF
-        return visible(i)
-
-    t = int(next_visible(None))
-    while admitted < n:
-        decisions += 1
-        if clock.assigned < n:
-            clock.advance(t, loads, last_busy())
-        if ap < clock.assigned and visible(order[ap]) <= t:
-            batch = []
-            while ap < clock.assigned and visible(order[ap]) <= t:
-                batch.append(order[ap])
-                ap += 1
-            batch.sort(key=lambda i: (visible(i), i))  # as the round executor adds them
-            for i in batch:
+        if due <= t:
+            for i in feed.arrive(t):
                 planner.add(i)
                 heapq.heappush(small, (s[i], i))
+            due = feed.due
         while small and started[small[0][1]]:
             heapq.heappop(small)
         if not small:
-            t = int(next_visible(None))
+            t = int(feed.next_visible(None))
             continue
         fm.prune(t)
         tf = fm.earliest_start(small[0][0], 1, t)
         if tf > t:
-            na = next_visible(tf)
+            na = feed.next_visible(tf) if clocked else due
             t = tf if tf < na else int(na)
             continue
         h = planner.head()
@@ -324,24 +226,138 @@ def _execute_online_clock(
             started[h] = True
             start[h] = t
             fm.add(s[h], t, o[h])
-            if clock.assigned < n:
-                clock.prefill(t + 1, s[h])
+            if clocked:
+                feed.started(t, s[h])
             admitted += 1
         else:
-            na = next_visible(ts)
+            na = feed.next_visible(ts) if clocked else due
             t = ts if ts < na else int(na)
-    arrived = instance.replace(arrival=np.asarray(rounds, dtype=np.int64))
-    return Schedule(
-        arrived,
-        np.asarray(start, dtype=np.int64),
-        policy=policy,
-        info={
-            "runtime_s": time.perf_counter() - t0,
-            "decisions": decisions,
-            "replan_every": H,
-            "time_model": model,
-        },
-    )
+    return start, decisions
+
+
+class _RoundFeed:
+    """Requests become visible at their effective arrival rounds (:func:`effective_arrivals`)."""
+
+    __slots__ = ("eff", "order", "ap", "due")
+
+    def __init__(self, instance: Instance, H: int | None) -> None:
+        eff = effective_arrivals(instance.arrival, H)
+        self.order: list[int] = np.lexsort((np.arange(instance.n), eff)).tolist()
+        self.eff: list[int] = eff.tolist()
+        self.ap = 0  # requests of `order` made visible
+        self.due: float = self.eff[self.order[0]]  # next visibility round
+
+    def first(self) -> int:
+        """The first decision time: the first visibility round."""
+        return self.eff[self.order[0]]
+
+    def arrive(self, t: int) -> Sequence[int]:
+        """The requests that become visible at decision time ``t``, in the order to add them."""
+        eff, order, ap = self.eff, self.order, self.ap
+        n = len(order)
+        batch = []
+        while ap < n and eff[order[ap]] <= t:
+            batch.append(order[ap])
+            ap += 1
+        self.ap = ap
+        self.due = eff[order[ap]] if ap < n else _NEVER
+        return batch
+
+    def next_visible(self, limit: int | None) -> float:
+        """The next visibility round (``limit`` is for the clock), ``_NEVER`` if none."""
+        return self.due
+
+    def started(self, t: int, tokens: int) -> None:
+        """A run of ``tokens`` prefill tokens started at ``t`` (nothing to do in rounds)."""
+
+
+class _ClockFeed:
+    """Requests become visible on the clock of ``model`` (module docstring): request ``i`` at
+    the first decision time ``a_i`` with ``tau(a_i) >= alpha_i`` (``ceil(a_i / H) H`` with
+    ``replan_every=H``), found by advancing the clock as the walk jumps; ``fm`` is the walk's
+    future memory, which gives the clock the loads of the coming rounds."""
+
+    __slots__ = ("clock", "order", "rounds", "alpha", "fm", "H", "ap", "adds", "cache", "due")
+
+    def __init__(self, instance: Instance, model: TimeModel, H: int | None, fm: FutureMemory):
+        assert instance.arrival_s is not None  # clock_model said so
+        self.clock = ArrivalClock(model, instance.arrival_s)
+        self.order, self.rounds = self.clock.order, self.clock.rounds
+        self.alpha: list[float] = instance.arrival_s.tolist()
+        self.fm = fm
+        self.H = H
+        self.ap = 0  # requests of `order` made visible
+        self.adds = 0  # runs started, the key of `cache`
+        self.cache: list = [-1, None, None, None]  # the future memory as arrays, at `adds` runs
+        self.due = -1  # the clock is asked at every decision
+
+    def loads(self, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
+        """``D(r) = N``, ``K(r) = A + r N`` at the first completion ``>= r``
+        (:class:`~lpsched.executor.FutureMemory`) for rounds ``r0 .. r1 - 1``. A prune only
+        forgets completions before the rounds asked, so arrays copied since the last add still
+        answer exactly."""
+        fm, cache = self.fm, self.cache
+        if cache[0] != self.adds:
+            cache[:] = [
+                self.adds,
+                np.asarray(fm.cs[fm.head :], dtype=np.int64),
+                np.asarray(fm.A[fm.head :], dtype=np.int64),
+                np.asarray(fm.N[fm.head :], dtype=np.int64),
+            ]
+        _, cs, A, N = cache
+        r = np.arange(r0, r1, dtype=np.int64)
+        j = np.searchsorted(cs, r, side="left")
+        return N[j], A[j] + r * N[j]
+
+    def last_busy(self) -> int:
+        """The last round in which a running request runs (0: none)."""
+        fm = self.fm
+        return fm.cs[-1] if len(fm.cs) > fm.head else 0
+
+    def visible(self, i: int) -> int:
+        """The visibility round of request ``i``, whose arrival round the clock has found."""
+        a = self.rounds[i]
+        return a if self.H is None else -(-a // self.H) * self.H
+
+    def first(self) -> int:
+        """The first decision time: the first visibility round."""
+        return int(self.next_visible(None))
+
+    def arrive(self, t: int) -> Sequence[int]:
+        """Advance the clock to ``t``; the requests that become visible then, in the order the
+        round executor adds them."""
+        clock, order = self.clock, self.order
+        if clock.assigned < len(order):
+            clock.advance(t, self.loads, self.last_busy())
+        ap = self.ap
+        if ap >= clock.assigned or self.visible(order[ap]) > t:
+            return ()  # the common case: nothing new
+        batch = []
+        while ap < clock.assigned and self.visible(order[ap]) <= t:
+            batch.append(order[ap])
+            ap += 1
+        self.ap = ap
+        batch.sort(key=lambda i: (self.visible(i), i))
+        return batch
+
+    def next_visible(self, limit: int | None) -> float:
+        """The visibility round of the next request not yet visible, advancing the clock at
+        most to ``limit``; ``_NEVER`` if that is later than ``limit`` or none is left."""
+        if self.ap >= len(self.order):
+            return _NEVER
+        i = self.order[self.ap]
+        if self.rounds[i] == NOT_ARRIVED:
+            self.clock.advance(limit, self.loads, self.last_busy(), self.alpha[i])
+            if self.rounds[i] == NOT_ARRIVED:
+                return _NEVER
+        return self.visible(i)
+
+    def started(self, t: int, tokens: int) -> None:
+        """A run of ``tokens`` prefill tokens started at ``t``: the clock charges them to round
+        ``t + 1``."""
+        self.adds += 1
+        if self.clock.assigned < len(self.order):
+            self.clock.prefill(t + 1, tokens)
 
 
 def online_sorted_f(
@@ -450,12 +466,9 @@ def online_fcfs(
 
     Parameters
     ----------
-    instance : Instance
-    replan_every : int or None
-        See :func:`effective_arrivals`.
-    time_model : TimeModel or str, optional
-        Admit by ``arrival_s`` on this model's clock (module docstring, SPEC section 10); the
-        list is then by ``alpha_i`` (seconds), then index.
+    instance, replan_every, time_model
+        As for :func:`online_mcsf`; on the clock of ``time_model`` the list is by ``alpha_i``
+        (seconds), then index.
 
     Returns
     -------

@@ -121,10 +121,8 @@ class QuantileGreedy:
 
         Parameters
         ----------
-        decode, size : ndarray of int, shape (n,)
-            ``o_i`` and ``s_i + o_i`` (tokens) by request.
-        memory : int
-            KV-cache budget ``M`` (tokens).
+        decode, size, memory
+            As for :meth:`priority_list`.
 
         Returns
         -------

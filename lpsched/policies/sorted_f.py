@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from fractions import Fraction
 from functools import partial
 from typing import Any
 
@@ -47,11 +48,13 @@ from ..instance import Instance
 from ..schedule import Schedule
 from .quantile import QuantileGreedy
 from .sorted_f_readings import (
-    _better,
-    _greedy_fill_common_start,
-    _local_search_common_start,
-    _Move,
-    _select_dp_common_start,
+    Fits,
+    common_start_fits,
+    dp_choice,
+    dp_table,
+    greedy_fill_common_start,
+    local_search,
+    select_dp_common_start,
     sequential_batches_schedule,
 )
 
@@ -59,6 +62,9 @@ __all__ = [
     "F",
     "select_dp",
     "select_swap",
+    "best_of_two_starts",
+    "greedy_fill",
+    "batches_by_selection",
     "phase1_batches",
     "sorted_f_order",
     "PHASE1_SOLVERS",
@@ -188,46 +194,20 @@ def select_dp(
     decision). Same cost as above.
     """
     if check_fit(fit) == "common-start":
-        return _select_dp_common_start(decode, size, memory, DP_MAX_CELLS)
+        return select_dp_common_start(decode, size, memory, DP_MAX_CELLS)
     o = np.asarray(decode, dtype=np.int64)
     z = np.asarray(size, dtype=np.int64)
     r = o.size
     kmax = int(np.searchsorted(np.cumsum(np.sort(z)), memory, side="right"))
     kmax = max(kmax, 1)
-    cells = (r + 1) * (kmax + 1) * (memory + 1)
-    if cells > DP_MAX_CELLS:
-        raise MemoryError(
-            f"dp Phase-1 tables need {cells:,} cells (r={r}, k_max={kmax}, M={memory}); "
-            "use the swap or quantile solver"
-        )
-    inf = np.iinfo(np.int32).max // 2
-    g = np.empty((r + 1, kmax + 1, memory + 1), dtype=np.int32)
-    g[r] = inf
-    g[r, 0, :] = 0
+    g = dp_table(r, kmax, memory, DP_MAX_CELLS)
     for i in range(r - 1, -1, -1):
         g[i] = g[i + 1]
         zi = int(z[i])
         if zi <= memory:
             cand = g[i + 1, :-1, : memory + 1 - zi] + int(o[i])
             np.minimum(g[i, 1:, zi:], cand, out=g[i, 1:, zi:])
-    top = g[0, :, memory].astype(np.int64)
-    prefix = top[1:]
-    feasible = prefix < inf
-    best_k, best_num = 0, 0
-    for k in range(1, kmax + 1):
-        num = int(prefix[k - 1])
-        if feasible[k - 1] and (best_k == 0 or not _better(best_num, best_k, num, k)):
-            best_k, best_num = k, num
-    chosen = []
-    k, w, rest = best_k, memory, best_num
-    for i in range(r):
-        if k == 0:
-            break
-        zi, oi = int(z[i]), int(o[i])
-        if zi <= w and rest - oi >= 0 and int(g[i + 1, k - 1, w - zi]) == rest - oi:
-            chosen.append(i)
-            k, w, rest = k - 1, w - zi, rest - oi
-    return np.asarray(chosen, dtype=np.int64)
+    return dp_choice(g, o, memory, lambda i, k, w: w - int(z[i]))
 
 
 def select_swap(
@@ -237,13 +217,8 @@ def select_swap(
 
     Parameters
     ----------
-    decode, size : ndarray of int, shape (r,)
-        ``o_i`` and ``s_i + o_i`` (tokens) of the remaining requests, in index order.
-    memory : int
-        KV-cache budget ``M`` (tokens).
-    fit : {"peaks", "common-start"}, default "peaks"
-        Feasibility of ``X``: ``sum (s_i + o_i) <= M`` (SPEC), or its common-start peak
-        ``<= M`` (our reading, :func:`~lpsched.policies.sorted_f_readings.common_start_peak`).
+    decode, size, memory, fit
+        As for :func:`select_dp` (the batch, the budget ``M`` and the feasibility of ``X``).
 
     Returns
     -------
@@ -276,37 +251,78 @@ def select_swap(
     """
     o = np.asarray(decode, dtype=np.int64)
     z = np.asarray(size, dtype=np.int64)
-    idx = np.arange(o.size)
-    best = None
     if check_fit(fit) == "common-start":
         s = z - o
-        for key in (o, z):
-            start = _greedy_fill_common_start(o, s, np.lexsort((idx, key)), memory)
-            inx = _local_search_common_start(o, s, memory, start)
-            num, k = int(o[inx].sum()), int(inx.sum())
-            if (
-                best is None
-                or _better(num, k, best[0], best[1])
-                or (num * best[1] ** 2 == best[0] * k * k and k > best[1])
-            ):
-                best = (num, k, inx)
-        assert best is not None  # set by the first start
-        return np.flatnonzero(best[2])
-    for key in (o, z):
-        inx = _local_search(o, z, memory, _greedy_fill(z, np.lexsort((idx, key)), memory))
-        num, k = int(o[inx].sum()), int(inx.sum())
-        if (
-            best is None
-            or _better(num, k, best[0], best[1])
-            or (num * best[1] ** 2 == best[0] * k * k and k > best[1])
-        ):
-            best = (num, k, inx)
-    assert best is not None  # set by the first start
-    return np.flatnonzero(best[2])
+        fits = common_start_fits(o, s, memory)
+
+        def search(order: np.ndarray) -> tuple[np.ndarray, Fraction, int]:
+            return _with_f(o, local_search(o, greedy_fill_common_start(o, s, order, memory), fits))
+
+    else:
+        fits = _peaks_fits(z, memory)
+
+        def search(order: np.ndarray) -> tuple[np.ndarray, Fraction, int]:
+            return _with_f(o, local_search(o, greedy_fill(z, order, memory), fits))
+
+    return best_of_two_starts(o, z, search)
 
 
-def _greedy_fill(size: np.ndarray, order: np.ndarray, memory: int) -> np.ndarray:
-    """Boolean mask of the requests taken walking ``order`` and adding each that still fits."""
+def _with_f(o: np.ndarray, inx: np.ndarray) -> tuple[np.ndarray, Fraction, int]:
+    """The batch ``inx`` (non-empty) with its exact ``F`` and its size."""
+    k = int(inx.sum())
+    return inx, Fraction(int(o[inx].sum()), k * k), k
+
+
+def best_of_two_starts(
+    o: np.ndarray, z: np.ndarray, search: Callable[[np.ndarray], tuple[np.ndarray, Any, int]]
+) -> np.ndarray:
+    """The better of a local search from two greedy starts (``swap`` and its variants).
+
+    Parameters
+    ----------
+    o, z : ndarray of int64, shape (r,)
+        ``o_i`` and ``s_i + o_i`` (tokens) of the remaining requests.
+    search : callable
+        ``search(order) -> (inx, value, k)``: the local minimum (bool mask, shape (r,),
+        non-empty) reached from the greedy start that walks the positions ``order``, its value
+        to minimise (``F``, or the seconds ratio of :mod:`lpsched.policies.sorted_f_seconds`)
+        and its size ``k = |X|``.
+
+    Returns
+    -------
+    ndarray of int64, shape (k,)
+        Ascending positions of the minimum with the smaller value over the starts by ``o``
+        (then index) and by ``s + o`` (then index); ties: the larger batch, then the first
+        start.
+
+    Notes
+    -----
+    Source: SPEC section 4 (``swap``); the two starts and the tie rule are ours (the notes of
+    :func:`select_swap`).
+    """
+    idx = np.arange(o.size)
+    minima = [search(np.lexsort((idx, key))) for key in (o, z)]
+    inx, _, _ = min(minima, key=lambda found: (found[1], -found[2]))
+    return np.flatnonzero(inx)
+
+
+def greedy_fill(size: np.ndarray, order: np.ndarray, memory: int) -> np.ndarray:
+    """The greedy start of ``swap``: walk ``order``, adding each request that still fits.
+
+    Parameters
+    ----------
+    size : ndarray of int64, shape (r,)
+        ``s_i + o_i`` (tokens) of the remaining requests.
+    order : ndarray of int, shape (r,)
+        The walk (positions).
+    memory : int
+        KV-cache budget ``M`` (tokens): the batch keeps ``sum (s_i + o_i) <= M``.
+
+    Returns
+    -------
+    ndarray of bool, shape (r,)
+        The batch taken. Source: SPEC section 4 (``swap``); the starts are ours.
+    """
     inx = np.zeros(size.size, dtype=bool)
     used = 0
     for i in order.tolist():
@@ -316,47 +332,16 @@ def _greedy_fill(size: np.ndarray, order: np.ndarray, memory: int) -> np.ndarray
     return inx
 
 
-def _local_search(o: np.ndarray, z: np.ndarray, memory: int, inx: np.ndarray) -> np.ndarray:
-    """Best-improvement add / remove / swap search on ``F`` from the feasible mask ``inx``."""
-    inx = inx.copy()
-    used = int(z[inx].sum())
-    num, k = int(o[inx].sum()), int(inx.sum())
-    while True:
-        xi, yj = np.flatnonzero(inx), np.flatnonzero(~inx)
-        free = memory - used
-        best: tuple[int, int, _Move] | None = None  # (num, k, move)
-        if yj.size:
-            fits = yj[z[yj] <= free]
-            if fits.size:
-                j = int(fits[np.argmin(o[fits])])
-                best = (num + int(o[j]), k + 1, ("add", j))
-        if k >= 2:
-            i = int(xi[np.argmax(o[xi])])
-            cand: tuple[int, int, _Move] = (num - int(o[i]), k - 1, ("remove", i))
-            if best is None or _better(cand[0], cand[1], best[0], best[1]):
-                best = cand
-        if yj.size and k:
-            ok = (z[yj][None, :] - z[xi][:, None]) <= free
-            delta = np.where(ok, o[yj][None, :] - o[xi][:, None], np.iinfo(np.int64).max)
-            a, b = np.unravel_index(int(np.argmin(delta)), delta.shape)
-            if delta[a, b] < 0:
-                i, j = int(xi[a]), int(yj[b])
-                cand = (num + int(delta[a, b]), k, ("swap", i, j))
-                if best is None or _better(cand[0], cand[1], best[0], best[1]):
-                    best = cand
-        if best is None or not _better(best[0], best[1], num, k):
-            return inx
-        move = best[2]
-        if move[0] == "add":
-            inx[move[1]] = True
-            used += int(z[move[1]])
-        elif move[0] == "remove":
-            inx[move[1]] = False
-            used -= int(z[move[1]])
-        else:
-            inx[move[1]], inx[move[2]] = False, True
-            used += int(z[move[2]] - z[move[1]])
-        num, k = best[0], best[1]
+def _peaks_fits(z: np.ndarray, memory: int) -> Fits:
+    """The moves of :func:`~lpsched.policies.sorted_f_readings.local_search` that keep
+    ``sum (s_i + o_i) <= M``."""
+
+    def fits(xi: np.ndarray, yj: np.ndarray, swaps: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        zx, zy = z[xi], z[yj]
+        free = memory - int(zx.sum())
+        return zy <= free, (zy[None, :] - zx[:, None]) <= free if swaps else None
+
+    return fits
 
 
 #: ``auto`` uses the exact ``dp`` up to this many requests (the paper's choice, section 6).
@@ -409,12 +394,30 @@ def resolve_phase1(solver: str, n: int, memory: int | None = None) -> str:
     return "swap" if n <= SWAP_MAX_N else "quantile"
 
 
-def _batches_by_selection(
+def batches_by_selection(
     decode: np.ndarray,
     size: np.ndarray,
     memory: int,
     select: Callable[[np.ndarray, np.ndarray, int], np.ndarray],
 ) -> list[np.ndarray]:
+    """Phase 1 by a batch selector: choose a batch of the remaining requests, remove it, repeat.
+
+    Parameters
+    ----------
+    decode, size : ndarray of int64, shape (n,)
+        ``o_i`` and ``s_i + o_i`` (tokens) to plan with.
+    memory : int
+        KV-cache budget ``M`` (tokens).
+    select : callable
+        ``select(decode, size, memory)`` on the remaining requests (in index order) -> the
+        ascending positions of a non-empty batch (:func:`select_dp`, :func:`select_swap`).
+
+    Returns
+    -------
+    list of ndarray of int64
+        Request indices of each batch, each sorted by ``o_i`` then index. Source: SPEC
+        section 4 (Phase 1).
+    """
     remaining = np.arange(decode.size)
     out = []
     while remaining.size:
@@ -502,7 +505,7 @@ def _phase1_list(
     select: Callable[[np.ndarray, np.ndarray, int], np.ndarray] = (
         chosen if fit == "peaks" else partial(chosen, fit=fit)  # peaks: called as before
     )
-    batches = _batches_by_selection(o, z, instance.memory, select)
+    batches = batches_by_selection(o, z, instance.memory, select)
     if not batches:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(batches), np.cumsum([b.size for b in batches])

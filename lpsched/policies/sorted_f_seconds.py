@@ -59,7 +59,7 @@ import numpy as np
 from ..instance import Instance
 from ..timing import TimeModel, parse_time_model
 from ..timing.builtin import linear
-from .sorted_f import _batches_by_selection, _greedy_fill
+from .sorted_f import batches_by_selection, best_of_two_starts, greedy_fill
 
 __all__ = ["DEFAULT_TIME_MODEL", "batch_seconds_ratio", "select_seconds", "sorted_f_seconds_order"]
 
@@ -134,10 +134,8 @@ def select_seconds(
 
     Parameters
     ----------
-    decode, size : ndarray of int, shape (r,)
-        ``o_i`` and ``s_i + o_i`` (tokens) of the remaining requests, in index order.
-    memory : int
-        KV-cache budget ``M`` (tokens).
+    decode, size, memory
+        As for :func:`lpsched.policies.sorted_f.select_dp`.
     time_model : str or TimeModel
         The round durations (SPEC section 10).
 
@@ -157,16 +155,12 @@ def select_seconds(
     s = z - o
     area = o * s + o * (o + 1) // 2
     pi = _prefill_seconds(model, s)
-    idx = np.arange(o.size)
-    best: tuple[float, int, np.ndarray] | None = None
-    for key in (o, z):
-        start = _greedy_fill(z, np.lexsort((idx, key)), memory)
-        inx, value = _search(model, o, z, area, pi, memory, start)
-        k = int(inx.sum())
-        if best is None or value < best[0] or (value == best[0] and k > best[1]):
-            best = (value, k, inx)
-    assert best is not None  # set by the first start
-    return np.flatnonzero(best[2])
+
+    def search(order: np.ndarray) -> tuple[np.ndarray, float, int]:
+        inx, value = _search(model, o, z, area, pi, memory, greedy_fill(z, order, memory))
+        return inx, value, int(inx.sum())
+
+    return best_of_two_starts(o, z, search)
 
 
 def _affine(model: TimeModel) -> tuple[float, float, float] | None:
@@ -238,7 +232,7 @@ def _search(
     inx: np.ndarray,
 ) -> tuple[np.ndarray, float]:
     """Best-improvement add / remove / swap search on ``F_s`` from the feasible mask ``inx``;
-    the local minimum and its ``F_s``. Mirrors ``sorted_f._local_search`` move for move."""
+    the local minimum and its ``F_s``. Mirrors ``sorted_f_readings.local_search`` move for move."""
     inx = inx.copy()
     affine = _affine(model)
     used = int(z[inx].sum())
@@ -331,5 +325,5 @@ def sorted_f_seconds_order(
     def select(decode: np.ndarray, size: np.ndarray, memory: int) -> np.ndarray:
         return select_seconds(decode, size, memory, model)
 
-    batches = _batches_by_selection(o, z, instance.memory, select)
+    batches = batches_by_selection(o, z, instance.memory, select)
     return np.concatenate(batches) if batches else np.zeros(0, dtype=np.int64)

@@ -60,8 +60,8 @@ from collections import deque
 import numpy as np
 
 from ..instance import Instance
-from ..schedule import Schedule
-from ..timing.clock import NOT_ARRIVED, ArrivalClock, clock_model
+from ..schedule import Schedule, runs_schedule
+from ..timing.clock import NOT_ARRIVED, ArrivalClock, Loads, clock_model
 from ..timing.model import TimeModel
 from .baselines import fcfs_order, mcsf_order
 
@@ -130,15 +130,7 @@ def execute_preemptive(
     queue_order = _check_order(order, n)
     s = instance.prefill.tolist()
     o = instance.decode.tolist()
-    model = clock_model(instance, time_model)
-    clock = None
-    if model is None:
-        a = instance.arrival.tolist()
-    else:
-        assert instance.arrival_s is not None  # clock_model said so
-        alpha = instance.arrival_s.tolist()
-        clock = ArrivalClock(model, instance.arrival_s)
-        a = clock.rounds  # filled in by the clock as it reaches each arrival
+    model, clock, a, alpha = _arrival_clock(instance, time_model)
     queue = deque(queue_order.tolist())
     run_start = [-1] * n  # start of the current run, -1 while waiting
     ends: list[tuple[int, int, int]] = []  # heap of (C_j, j, p_j); stale once j is preempted
@@ -149,19 +141,10 @@ def execute_preemptive(
     runs: list[tuple[int, int, int, int]] = []
     done = preemptions = wasted = visits = 0
     t = 0
-
-    def loads(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
-        # the running set is fixed until the next visit, which comes at a completion at latest
-        r = np.arange(r0, r1, dtype=np.int64)
-        return np.full(r.size, K, dtype=np.int64), S + r * K
-
-    def last_busy() -> int:
-        return ends[0][0] if K else 0  # ends[0]: the running set's first completion
-
     while True:
         visits += 1
-        if clock is not None and clock.assigned < n:
-            clock.advance(t, loads, last_busy())
+        if clock is not None and clock.assigned < n:  # ends[0]: the running set's first completion
+            clock.advance(t, _fixed_loads(S, K), ends[0][0] if K else 0)
         # 1. completions
         while ends and ends[0][0] <= t:
             c, j, p = heapq.heappop(ends)
@@ -198,47 +181,29 @@ def execute_preemptive(
         stack.extend((t, h) for h in admitted)
         # 3. preemption while round t+2 would overflow
         gone = leaving.get(t + 1, (0, 0))  # running requests that hold nothing in round t+2
-        while (S - gone[0]) + (t + 2) * (K - gone[1]) > M:
-            p, j = stack.pop()
-            if run_start[j] != p:
-                continue  # completed earlier
-            run_start[j] = -1
-            S -= s[j] - p
-            K -= 1
-            acc = leaving[p + o[j]]
-            acc[0] -= s[j] - p
-            acc[1] -= 1
-            if not acc[1]:
-                del leaving[p + o[j]]
-                gone = leaving.get(t + 1, (0, 0))
-            queue.appendleft(j)
-            preemptions += 1
-            if t > p:
-                runs.append((j, p, t, 0))
-                wasted += t - p
+        if (S - gone[0]) + (t + 2) * (K - gone[1]) > M:
+            S, K, cut, lost = _preempt(t, M, S, K, stack, run_start, leaving, queue, s, o, runs)
+            preemptions += cut
+            wasted += lost
         # next decision time at which steps 1-3 may act
         while stack and run_start[stack[-1][1]] != stack[-1][0]:
             stack.pop()  # keep the stack from growing with completed runs
         while ends and run_start[ends[0][1]] != ends[0][2]:
             heapq.heappop(ends)  # a preempted run's completion is no event
+        nxt = ends[0][0] if ends else None
+        if K:
+            tp = max(t + 1, (M - S) // K - 1)  # first t' with S + (t'+2) K > M
+            if nxt is None or tp < nxt:
+                nxt = tp
         if clock is not None and clock.assigned < n:
             clock.prefill(t + 1, sum(s[h] for h in admitted if run_start[h] == t))
             if queue and a[queue[0]] == NOT_ARRIVED:  # run the clock to the head's arrival
-                lim = ends[0][0] if ends else None
-                if K:
-                    tp = max(t + 1, (M - S) // K - 1)
-                    lim = tp if lim is None or tp < lim else lim
-                clock.advance(lim, loads, last_busy(), alpha[queue[0]])
-        nxt = ends[0][0] if ends else None
+                clock.advance(nxt, _fixed_loads(S, K), ends[0][0] if K else 0, alpha[queue[0]])
         if queue:
             h = queue[0]
             ta = max(t + 1, a[h])
             if S + (ta + 1) * K + s[h] + 1 <= M and (nxt is None or ta < nxt):
                 nxt = ta
-        if K:
-            tp = max(t + 1, (M - S) // K - 1)  # first t' with S + (t'+2) K > M
-            if nxt is None or tp < nxt:
-                nxt = tp
         if nxt is None:  # pragma: no cover - a request fits an empty cache (s_i + o_i <= M)
             raise RuntimeError("preemptive executor stalled")
         t = nxt
@@ -249,16 +214,72 @@ def execute_preemptive(
         "visits": visits,
         "runtime_s": time.perf_counter() - t0,
     }
-    if clock is not None:
+    if model is not None:  # on the clock: the schedule of the admission rounds
         instance = instance.replace(arrival=np.asarray(a, dtype=np.int64))
         info["time_model"] = model
-    return Schedule(
-        instance,
-        np.asarray(start, dtype=np.int64),
-        policy=policy,
-        info=info,
-        runs=np.asarray(runs, dtype=np.int64).reshape(-1, 4),
-    )
+    return runs_schedule(instance, start, runs, policy=policy, info=info)
+
+
+def _arrival_clock(
+    instance: Instance, time_model: TimeModel | str | None
+) -> tuple[TimeModel | None, ArrivalClock | None, list[int], list[float]]:
+    """``(model, clock, a, alpha)``: without a clock the arrival rounds; on one, the rounds the
+    clock fills in as it reaches each arrival and the arrivals ``alpha_i`` in seconds."""
+    model = clock_model(instance, time_model)
+    if model is None:
+        return None, None, instance.arrival.tolist(), []
+    assert instance.arrival_s is not None  # clock_model said so
+    clock = ArrivalClock(model, instance.arrival_s)
+    return model, clock, clock.rounds, instance.arrival_s.tolist()
+
+
+def _fixed_loads(S: int, K: int) -> Loads:
+    """The clock's ``loads`` while the running set (``K`` requests, ``S = sum (s_j - p_j)``)
+    stays fixed, as it does until the next visit (which comes at a completion at the latest)."""
+
+    def loads(r0: int, r1: int) -> tuple[np.ndarray, np.ndarray]:
+        r = np.arange(r0, r1, dtype=np.int64)
+        return np.full(r.size, K, dtype=np.int64), S + r * K
+
+    return loads
+
+
+def _preempt(
+    t: int,
+    M: int,
+    S: int,
+    K: int,
+    stack: list[tuple[int, int]],
+    run_start: list[int],
+    leaving: dict[int, list[int]],
+    queue: deque[int],
+    s: list[int],
+    o: list[int],
+    runs: list[tuple[int, int, int, int]],
+) -> tuple[int, int, int, int]:
+    """Step 3 at decision time ``t``: preempt the latest admitted running request while round
+    ``t+2`` would overflow; returns the new ``(S, K)``, the preemptions and the wasted tokens."""
+    gone = leaving.get(t + 1, (0, 0))  # running requests that hold nothing in round t+2
+    cut = lost = 0
+    while (S - gone[0]) + (t + 2) * (K - gone[1]) > M:
+        p, j = stack.pop()
+        if run_start[j] != p:
+            continue  # completed earlier
+        run_start[j] = -1
+        S -= s[j] - p
+        K -= 1
+        acc = leaving[p + o[j]]
+        acc[0] -= s[j] - p
+        acc[1] -= 1
+        if not acc[1]:
+            del leaving[p + o[j]]
+            gone = leaving.get(t + 1, (0, 0))
+        queue.appendleft(j)
+        cut += 1
+        if t > p:
+            runs.append((j, p, t, 0))
+            lost += t - p
+    return S, K, cut, lost
 
 
 def vllm(instance: Instance, *, time_model: TimeModel | str | None = None) -> Schedule:
@@ -266,11 +287,9 @@ def vllm(instance: Instance, *, time_model: TimeModel | str | None = None) -> Sc
 
     Parameters
     ----------
-    instance : Instance
-        Requests ``(s_i, o_i, a_i)`` and the budget ``M`` (tokens).
-    time_model : TimeModel or str, optional
-        With ``arrival_s``: admit by the arrivals in seconds on this model's clock, the queue
-        by ``alpha_i`` then index (module docstring, SPEC section 10).
+    instance, time_model
+        As for :func:`execute_preemptive`; on the clock of ``time_model`` the queue is by
+        ``alpha_i`` (seconds), then index.
 
     Returns
     -------
@@ -295,11 +314,8 @@ def vllm_sf(instance: Instance, *, time_model: TimeModel | str | None = None) ->
 
     Parameters
     ----------
-    instance : Instance
-        Requests ``(s_i, o_i, a_i)`` and the budget ``M`` (tokens).
-    time_model : TimeModel or str, optional
-        With ``arrival_s``: admit by the arrivals in seconds on this model's clock (module
-        docstring, SPEC section 10).
+    instance, time_model
+        As for :func:`execute_preemptive`.
 
     Returns
     -------
