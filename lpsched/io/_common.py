@@ -17,13 +17,13 @@ _KNOWN_SLIPS = {
 }
 
 
-def _brief(value: Any, limit: int = 60) -> str:
+def brief(value: Any, limit: int = 60) -> str:
     """``repr(value)`` (escaped, one line), cut to about ``limit`` characters for a message."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _unknown_keys(
+def unknown_keys(
     keys: Iterable[Any], allowed: Sequence[str], source: str, who: str | None = None
 ) -> None:
     """Raise naming every key of ``keys`` not in ``allowed`` and the closest allowed key."""
@@ -36,7 +36,7 @@ def _unknown_keys(
         if guess not in allowed:
             close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
             guess = close[0] if close else None
-        parts.append(_brief(str(key)) + (f" (did you mean {guess!r}?)" if guess else ""))
+        parts.append(brief(str(key)) + (f" (did you mean {guess!r}?)" if guess else ""))
     where = f"{source}: {who}: " if who else f"{source}: "
     word = "field" if len(unknown) == 1 else "fields"
     raise InstanceError(

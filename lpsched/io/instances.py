@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..instance import Instance, InstanceError, OptionError, int_field, quote
-from ._common import _brief, _unknown_keys
+from ._common import brief, unknown_keys
 from .atomic import atomic_write_text
-from .json_text import _first_nonfinite, load_json, read_text
+from .json_text import first_nonfinite, load_json, read_text
 
 __all__ = [
     "INSTANCE_KEYS",
@@ -99,13 +99,13 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
     """
     if not isinstance(data, dict):
         raise InstanceError(f"{source}: expected a JSON object with 'memory' and 'requests'")
-    _unknown_keys(data, INSTANCE_KEYS, source)
+    unknown_keys(data, INSTANCE_KEYS, source)
     for key, kind in (("name", str), ("metadata", dict)):
         if key in data and not isinstance(data[key], kind):
             raise InstanceError(
                 f"{source}: field '{key}' must be a JSON {'string' if kind is str else 'object'}"
             )
-    nonfinite = _first_nonfinite(data.get("metadata"), "metadata")
+    nonfinite = first_nonfinite(data.get("metadata"), "metadata")
     if nonfinite is not None:
         raise InstanceError(
             f"{source}: field {quote(nonfinite[0])} is {nonfinite[1]!r}, not a JSON number "
@@ -114,11 +114,11 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
     fmt = data.get("format", INSTANCE_FORMAT)
     if fmt != INSTANCE_FORMAT:
         raise InstanceError(
-            f"{source}: field 'format' is {_brief(fmt)}, expected {INSTANCE_FORMAT!r}"
+            f"{source}: field 'format' is {brief(fmt)}, expected {INSTANCE_FORMAT!r}"
         )
     version = data.get("version", INSTANCE_VERSION)
     if version != INSTANCE_VERSION or isinstance(version, bool):
-        raise InstanceError(f"{source}: field 'version' is {_brief(version)}; this lpsched reads 1")
+        raise InstanceError(f"{source}: field 'version' is {brief(version)}; this lpsched reads 1")
     for key in ("memory", "requests"):
         if key not in data:
             raise InstanceError(f"{source}: missing field '{key}'")
@@ -143,12 +143,12 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
         if isinstance(rid, bool) or not isinstance(rid, (str, int)):
             raise InstanceError(
                 f"{source}: request at position {pos}: field 'id' must be a "
-                f"string or an integer, got {_brief(rid)}"
+                f"string or an integer, got {brief(rid)}"
             )
         rid = str(rid)
         ids.append(rid)
         who = f"request {quote(rid)}"
-        _unknown_keys(r, REQUEST_KEYS, source, who)
+        unknown_keys(r, REQUEST_KEYS, source, who)
         for key in cols:
             optional = key == "arrival" or (key.startswith("decode_") and not with_interval)
             if key not in r:
@@ -188,7 +188,7 @@ def _seconds_field(r: dict[str, Any], source: str, who: str) -> float:
     value = r["arrival_s"]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InstanceError(
-            f"{source}: {who}: field 'arrival_s' must be a number of seconds, got {_brief(value)}"
+            f"{source}: {who}: field 'arrival_s' must be a number of seconds, got {brief(value)}"
         )
     out = float(value)
     if not (out >= 0 and out <= 2**40):  # NaN fails both

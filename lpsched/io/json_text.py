@@ -75,7 +75,7 @@ def _line_of(text: str, token: str) -> int | None:
     return None
 
 
-def _first_nonfinite(value: Any, where: str) -> tuple[str, float] | None:
+def first_nonfinite(value: Any, where: str) -> tuple[str, float] | None:
     """Where (``metadata.a[2]``) the first non-finite float under ``value`` sits, and it."""
     stack = [(value, where)]
     while stack:

@@ -15,7 +15,7 @@ from ..schedule import Schedule
 from ..timing.model import TimeModel, TimeModelError
 from ..timing.registry import time_model
 from ..timing.seconds import ScheduleSeconds, to_seconds
-from ._common import _brief, _unknown_keys
+from ._common import brief, unknown_keys
 from .atomic import atomic_write_text
 from .json_text import load_json, read_text
 
@@ -253,10 +253,8 @@ def read_schedule(
         raise InstanceError(f"{p}: field 'format' must be {SCHEDULE_FORMAT!r}")
     version = data.get("version", 1)
     if version not in (1, 2) or isinstance(version, bool):
-        raise InstanceError(
-            f"{p}: field 'version' is {_brief(version)}; this lpsched reads 1 and 2"
-        )
-    _unknown_keys(data, SCHEDULE_KEYS if version == 2 else SCHEDULE_KEYS_V1, str(p))
+        raise InstanceError(f"{p}: field 'version' is {brief(version)}; this lpsched reads 1 and 2")
+    unknown_keys(data, SCHEDULE_KEYS if version == 2 else SCHEDULE_KEYS_V1, str(p))
     if "instance" in data and data["instance"] != instance.name:
         raise InstanceError(
             f"{p}: field 'instance' is {quote(data['instance'])}, but the instance "
@@ -264,7 +262,7 @@ def read_schedule(
         )
     policy = data.get("policy", "")
     if not isinstance(policy, str):
-        raise InstanceError(f"{p}: field 'policy' must be a string, got {_brief(policy)}")
+        raise InstanceError(f"{p}: field 'policy' must be a string, got {brief(policy)}")
     clocked = version == 2 and "time_model" in data and instance.arrival_s is not None
     if version == 1:
         start, runs = _v1_starts_and_runs(data, instance, str(p))
@@ -283,7 +281,7 @@ def read_schedule(
     for key, value in derived.items():
         if key in data and not _same_ints(data[key], value):
             said = data[key]
-            shown = "the list given" if isinstance(said, list) else _brief(said)
+            shown = "the list given" if isinstance(said, list) else brief(said)
             raise InstanceError(
                 f"{p}: field {key!r} is {shown}, but the starts"
                 + (" and runs" if key in ("evictions", "wasted_tokens", "peak_memory") else "")
@@ -315,7 +313,7 @@ def _clock_arrivals(data: dict[str, Any], sched: Schedule, source: str) -> Insta
         if "arrival" in r and not _same_ints(r["arrival"], int(rounds[pos])):
             raise InstanceError(
                 f"{source}: request {quote(inst.ids[pos])}: field 'arrival' is "
-                f"{_brief(r['arrival'])}, but its arrival_s {float(inst.arrival_s[pos])!r} s is "
+                f"{brief(r['arrival'])}, but its arrival_s {float(inst.arrival_s[pos])!r} s is "
                 f"reached at round {int(rounds[pos])} on the clock of time model {model.spec} "
                 "(a schedule with a time model and arrivals in seconds admits by the clock)"
             )
@@ -333,7 +331,7 @@ def _recorded_model(data: dict[str, Any], source: str) -> TimeModel:
     ):
         raise InstanceError(
             f'{source}: field \'time_model\' must be an object {{"name": ..., "parameters": '
-            f"{{...}}}}, got {_brief(tm)}"
+            f"{{...}}}}, got {brief(tm)}"
         )
     try:
         return time_model(tm["name"], **tm["parameters"])
@@ -381,7 +379,7 @@ def _recorded_seconds(data: dict[str, Any], sched: Schedule, source: str) -> Sch
             if not ok:
                 raise InstanceError(
                     f"{source}: request {quote(inst.ids[pos])}: field {key!r} is "
-                    f"{_brief(said)}, but time model {model.spec} gives "
+                    f"{brief(said)}, but time model {model.spec} gives "
                     f"{'null' if value != value else repr(value)} s"
                 )
     return seconds
@@ -466,7 +464,7 @@ def _v2_starts_and_runs(
         if "id" not in r or isinstance(rid, bool) or not isinstance(rid, (str, int)):
             raise InstanceError(
                 f"{source}: request at position {pos}: field 'id' must be a string or an "
-                f"integer, got {'nothing' if 'id' not in r else _brief(rid)}"
+                f"integer, got {'nothing' if 'id' not in r else brief(rid)}"
             )
         if str(rid) != instance.ids[pos]:
             raise InstanceError(
@@ -475,7 +473,7 @@ def _v2_starts_and_runs(
                 "instance order)"
             )
         who = f"request {quote(instance.ids[pos])}"
-        _unknown_keys(r, SCHEDULE_REQUEST_KEYS, source, who)
+        unknown_keys(r, SCHEDULE_REQUEST_KEYS, source, who)
         if "start" not in r:
             raise InstanceError(f"{source}: {who}: missing field 'start'")
         p = _start_field(r["start"], source, who)
@@ -488,7 +486,7 @@ def _v2_starts_and_runs(
                 continue
             if key in r and not _same_ints(r[key], value):
                 raise InstanceError(
-                    f"{source}: {who}: field {key!r} is {_brief(r[key])}, but {why} {value}"
+                    f"{source}: {who}: field {key!r} is {brief(r[key])}, but {why} {value}"
                 )
         starts.append(p)
         runs = r.get("runs", [[p, p + o, 1]])

@@ -14,7 +14,7 @@ from typing import Literal, overload
 import numpy as np
 
 from ..instance import InstanceError, int_field
-from ._common import _brief
+from ._common import brief
 
 __all__ = ["TRACE_PREFILL", "TRACE_DECODE", "TRACE_ARRIVAL", "read_trace_csv", "require_files"]
 
@@ -106,7 +106,7 @@ def read_trace_csv(
         for col in (TRACE_PREFILL, TRACE_DECODE):
             if col not in header:
                 raise InstanceError(
-                    f"{p}: line 1: missing column '{col}' (header is {_brief(','.join(header))}; "
+                    f"{p}: line 1: missing column '{col}' (header is {brief(','.join(header))}; "
                     f"expected {TRACE_PREFILL},{TRACE_DECODE}[,{TRACE_ARRIVAL}])"
                 )
         ci_s, ci_o = header.index(TRACE_PREFILL), header.index(TRACE_DECODE)
@@ -149,7 +149,7 @@ def read_trace_csv(
                     if not math.isfinite(av) or av < 0:
                         raise InstanceError(
                             f"{p}: {who}: field '{TRACE_ARRIVAL}' must be a time >= 0 in seconds, "
-                            f"got {_brief(row[ci_a])}"
+                            f"got {brief(row[ci_a])}"
                         )
                     a.append(av)
         except csv.Error as exc:

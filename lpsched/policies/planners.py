@@ -33,7 +33,7 @@ import heapq
 import numpy as np
 
 from ..kernels import jit
-from .quantile import QuantileGreedy, _lerp
+from .quantile import QuantileGreedy, lerp
 from .sorted_f import resolve_phase1, select_dp, select_swap
 
 __all__ = ["KeyPlanner", "SortedFPlanner"]
@@ -350,12 +350,12 @@ def _quantile_batch_exact(
     idx = out_idx
     k = sample.size
     lo, hi, gamma = _order_statistics(k, q)
-    theta_o = _lerp(key[sample[lo]], key[sample[hi]], gamma)
+    theta_o = lerp(key[sample[lo]], key[sample[hi]], gamma)
     pz = np.empty(k, dtype=np.int64)
     for j in range(k):
         pz[j] = size[idx[sample[j]]]
     pz = np.partition(pz, lo)
-    theta_z = _lerp(pz[lo], pz[lo] if hi == lo else pz[hi:].min(), gamma)
+    theta_z = lerp(pz[lo], pz[lo] if hi == lo else pz[hi:].min(), gamma)
     used = 0
     take = 0
     for p in range(m):

@@ -143,8 +143,8 @@ _SMALL = 2**21  # num * k^2 < 2**63 when num, k < 2**21: the best prefix compare
 
 
 @jit
-def _lerp(a, b, gamma):
-    """numpy's ``_lerp``: ``a + (b - a) g`` for ``g < 1/2``, else ``b - (b - a) (1 - g)``."""
+def lerp(a, b, gamma):
+    """numpy's ``lerp``: ``a + (b - a) g`` for ``g < 1/2``, else ``b - (b - a) (1 - g)``."""
     diff = b - a
     if gamma >= 0.5:
         return b - diff * (1.0 - gamma)
@@ -267,9 +267,9 @@ def _quantile_batches(key, size, memory, rng, sample_size, q, taken, ends):
             below = np.floor(virtual)
             lo = int(below)
             pa, pb = _order_pair(sample_p, lo, scratch)
-            theta_o = _lerp(key[pa], key[pb], virtual - below)
+            theta_o = lerp(key[pa], key[pb], virtual - below)
             za, zb = _order_pair(sample_z, lo, scratch)
-            theta_z = _lerp(za, zb, virtual - below)
+            theta_z = lerp(za, zb, virtual - below)
         used = 0
         take = 0
         p = _next_below(least, width, 0, theta_z)

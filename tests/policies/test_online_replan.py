@@ -27,7 +27,7 @@ from lpsched.policies import planners
 from lpsched.policies.amin import sorted_f_amin
 from lpsched.policies.online import online_sorted_f
 
-KERNELS = ("_merge_sorted", "_order_statistics", "_lerp")
+KERNELS = ("_merge_sorted", "_order_statistics", "lerp")
 # the backend fixture patches module attributes once per test, the same for every example
 # (too_slow too: a setting here replaces the conftest profile's list)
 PATCHED = {
@@ -161,7 +161,7 @@ def test_sorted_f_amin_matches_replanning_from_scratch(backend, inst, solver, on
 def test_linear_quantile_is_numpys(backend, values, q):
     v = np.sort(np.asarray(values, dtype=np.int64))
     lo, hi, gamma = planners._order_statistics(v.size, q)
-    assert planners._lerp(v[lo], v[hi], gamma) == np.quantile(v, q)
+    assert planners.lerp(v[lo], v[hi], gamma) == np.quantile(v, q)
 
 
 @settings(max_examples=200, **PATCHED)

@@ -31,7 +31,7 @@ KERNELS = (
     "_best_prefix",
     "_remove_least",
     "_order_pair",
-    "_lerp",
+    "lerp",
     "_frac_le",
 )
 # the backend fixture patches module attributes once per test, the same for every example
@@ -214,7 +214,7 @@ def test_thresholds_equal_numpy_quantile(backend, values, q):
         below = np.floor(virtual)
         scratch = np.empty(k, dtype=np.int64)
         a, b = quantile._order_pair(arr, int(below), scratch)
-        got = quantile._lerp(a, b, virtual - below)
+        got = quantile.lerp(a, b, virtual - below)
     assert got == np.quantile(arr, q)
 
 

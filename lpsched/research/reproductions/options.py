@@ -1,5 +1,5 @@
-"""A reproduction's options from text: what ``lpsched reproduce NAME --seeds ... --sizes ...``
-passes to its ``run``.
+"""A reproduction's options from text: what ``lpsched reproduce NAME`` passes to its ``run``
+(``--seeds``, ``--sizes``, ``--time-limits`` and the rest).
 
 :func:`study_options` parses each option given, checks that the reproduction takes it
 (:func:`~lpsched.research.reproductions.registry.accepts`), and returns the keyword arguments
