@@ -56,18 +56,10 @@ def main() -> None:
     """lpsched: batch scheduling of LLM requests under a KV-cache budget (TEL, rounds)."""
 
 
-main.add_command(policies.run)
-main.add_command(policies.schedule)
-main.add_command(policies.priorities)
-main.add_command(policies.list_policies)
-main.add_command(timing.list_time_models)
-main.add_command(check.check)
-main.add_command(check.plot)
-main.add_command(generate.generate_cmd)
-main.add_command(generate.gadget)
-main.add_command(solvers.exact)
-main.add_command(solvers.bound)
-main.add_command(solvers.export)
-main.add_command(solvers.certify)
-main.add_command(reproduce.reproduce)
-main.add_command(traces.traces)
+for command in (
+    policies.run, policies.schedule, policies.priorities, policies.list_policies,
+    timing.list_time_models, check.check, check.plot, generate.generate_cmd, generate.gadget,
+    solvers.exact, solvers.bound, solvers.export, solvers.certify, reproduce.reproduce,
+    traces.traces,
+):  # fmt: skip
+    main.add_command(command)

@@ -10,14 +10,12 @@ from pathlib import Path
 import click
 
 from ..io import check_output, check_schedule_file, read_schedule
-from ..timing.seconds import to_seconds
 from .common import (
     bad_input,
     import_option,
     json_option,
     load_instance,
     output_option,
-    phase1_for,
     phase1_option,
     solver_chatter_to_stderr,
     time_model_option,
@@ -93,17 +91,12 @@ def plot(instance, schedule_file, output, color, phase1, max_requests, model) ->
     import matplotlib
 
     matplotlib.use("Agg")
-    from ..plotting import plot_schedule, save_figure
-    from ..plotting.schedule import batch_labels
+    from ..plotting import save_schedule_plot
 
-    groups = None
-    if color == "batch":
-        with solver_chatter_to_stderr():
-            groups = batch_labels(inst, phase1_for(inst, phase1))
-    secs = None if model is None else to_seconds(sched, model)
-    save_figure(
-        plot_schedule(sched, groups=groups, max_requests=max_requests, seconds=secs), output
-    )
+    with solver_chatter_to_stderr():  # Phase 1 of --color batch may print
+        save_schedule_plot(
+            sched, output, color=color, phase1=phase1, max_requests=max_requests, time_model=model
+        )
     bad = sched.violations(limit=1)
     note = f"; note: infeasible: {bad[0]}" if bad else ""
     click.echo(f"wrote {output}: {inst.n} requests, TEL {sched.tel} rounds{note}", err=True)

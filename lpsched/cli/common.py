@@ -12,7 +12,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import click
@@ -25,7 +25,6 @@ from ..plugins import PluginError, import_plugins
 from ..policies.registry import PolicySelectionError
 from ..policies.selection import parse_policy_options
 from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
-from ..schedule import Schedule
 from ..solvers.options import MAX_THREADS
 from ..solvers.result import Result, SolveStatus
 from ..timing.model import TimeModel, TimeModelError
@@ -56,16 +55,18 @@ def phase1_for(instance: Instance, phase1: str | None) -> str:
 
 
 class RegistryChoice(click.Choice):
-    """A ``click.Choice`` over a registry's names at the time of the call, so that entries
-    registered after import (plug-ins, tests) are valid choices too. Source: ours."""
+    """A ``click.Choice`` over a registry's names (or the names a function returns) at the
+    time of the call, so that entries registered after import (plug-ins, tests) are valid
+    choices too. Source: ours."""
 
-    def __init__(self, registry: Mapping[str, Any]) -> None:
+    def __init__(self, registry: Mapping[str, Any] | Callable[[], Iterable[str]]) -> None:
         self._registry = registry
-        super().__init__(list(registry))
+        super().__init__(list(self.choices))
 
     @property
     def choices(self) -> tuple[str, ...]:
-        return tuple(self._registry)
+        names = self._registry() if callable(self._registry) else self._registry
+        return tuple(names)
 
     @choices.setter
     def choices(self, value: Any) -> None:  # click's __init__ assigns a snapshot; ignore it
@@ -169,8 +170,8 @@ def solve_and_report(
                 res = call(inst, progress)
             if output is not None and res.schedule is not None:
                 write_schedule(res.schedule, output)
-            line = "" if command == "bound" else schedule_line(res.schedule, output)
-            click.echo(json.dumps(res.to_dict(command)) if as_json else res.summary(command) + line)
+            text = json.dumps(res.to_dict(command)) if as_json else res.summary(command, output)
+            click.echo(text)
         except KeyboardInterrupt:
             interrupted(nothing)
     if res.status is SolveStatus.INTERRUPTED:
@@ -204,25 +205,6 @@ def _policy_option_pairs(
         return parse_policy_options(pairs)
     except OptionError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.option) from None
-
-
-#: Requests whose start ``exact`` prints in its text output (the rest in the schedule file).
-SHOWN_STARTS = 12
-
-
-def schedule_line(sched: Schedule | None, output: str | None) -> str:
-    """The ``schedule`` line of a text summary: start rounds by request id, and where the whole
-    schedule is (empty without a schedule)."""
-    if sched is None:
-        return ""
-    ids = sched.instance.ids
-    starts = sched.start[:SHOWN_STARTS].tolist()
-    shown = ", ".join(
-        f"{one_line(rid)} {p}" for rid, p in zip(ids[:SHOWN_STARTS], starts, strict=True)
-    )
-    more = f", ... ({len(ids)} requests)" if len(ids) > SHOWN_STARTS else ""
-    where = f"written to {output}" if output else "-o FILE writes the schedule JSON"
-    return f"\nschedule    start rounds {shown}{more}; {where}"
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ import functools
 
 import click
 
-from ..generators.make import describe_workloads, make_instance
+from ..generators.make import describe_workloads, generation_notes, make_instance
 from ..generators.small import EXACT_WORKLOADS
 from ..generators.three_partition import gadget as make_gadget
 from ..generators.three_partition import tel_threshold
@@ -104,21 +104,8 @@ def generate_cmd(traces, weights, round_ms, interval_spec, output, **given) -> N
     )
     write_instance(inst, output)
     click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)
-    if given["skip_oversized"]:
-        skipped = inst.metadata["skipped_oversized"]
-        per_file = ", ".join(f"{k} in {p}" for k, p in zip(skipped, traces, strict=True))
-        click.echo(
-            f"skipped {sum(skipped)} rows with s + o > M = {inst.memory} ({per_file}; "
-            "recorded in metadata.skipped_oversized)",
-            err=True,
-        )
-    capped = inst.metadata.get("intervals", {}).get("capped", 0)
-    if capped:
-        click.echo(
-            f"note: {capped} upper bounds decode_hi were capped at M - prefill "
-            "(recorded in metadata.intervals.capped)",
-            err=True,
-        )
+    for note in generation_notes(inst, traces):
+        click.echo(note, err=True)
 
 
 @click.group()

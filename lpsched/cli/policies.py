@@ -228,16 +228,7 @@ def list_policies(as_json: bool) -> None:
     """
     with plugin_errors_after(load_plugins):
         if as_json:
-            rows = [
-                {
-                    "name": p.name,
-                    "description": p.description,
-                    "options": list(p.options),
-                    "backfill": p.backfill,
-                }
-                for p in POLICIES.values()
-            ]
-            click.echo(json.dumps(rows))
+            click.echo(json.dumps([p.to_dict() for p in POLICIES.values()]))
         else:
             width = max(len(name) for name in POLICIES) + 2
             for p in POLICIES.values():

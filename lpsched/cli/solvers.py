@@ -7,13 +7,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
 
 import click
 
 from ..certify import best_bound, bound_choices, export_model, solve_exact
 from ..certify import certify as run_certify
-from ..certify.methods import METHODS
 from ..instance import InstanceError
 from ..solvers.result import SolveStatus
 from ..solvers.solve import EXPORT_BACKENDS, EXPORT_FORMATS, SOLVERS
@@ -84,31 +82,11 @@ def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, 
         sys.exit(1)
 
 
-class _BoundMethods(Mapping[str, str]):
-    """The choices of ``bound --method`` at the time of the call: ``auto`` and every
-    lower-side method of the certify registry, with its summary."""
-
-    def __getitem__(self, name: str) -> str:
-        if name not in bound_choices():
-            raise KeyError(name)
-        return (
-            "the LP when small enough, else combinatorial"
-            if name == "auto"
-            else METHODS[name].summary
-        )
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(bound_choices())
-
-    def __len__(self) -> int:
-        return len(bound_choices())
-
-
 @click.command()
 @click.argument("instance", required=False)
 @click.option(
     "--method",
-    type=RegistryChoice(_BoundMethods()),
+    type=RegistryChoice(bound_choices),
     default="auto",
     show_default=True,
     help="auto: the LP relaxation when it is small enough, else combinatorial; or one "

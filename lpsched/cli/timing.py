@@ -26,17 +26,7 @@ def list_time_models(as_json: bool) -> None:
         names = time_model_names()
         models = [TIME_MODELS[name] for name in names]
         if as_json:
-            rows = [
-                {
-                    "name": m.name,
-                    "summary": m.summary,
-                    "parameters": m.values,
-                    "docs": dict(m.docs),
-                    "source": m.source,
-                }
-                for m in models
-            ]
-            click.echo(json.dumps(rows))
+            click.echo(json.dumps([m.describe() for m in models]))
         else:
             width = max(len(name) for name in names) + 2
             for m in models:

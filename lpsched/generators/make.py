@@ -22,7 +22,7 @@ from .lmsys import LMSYS_PARAMETERS
 from .small import EXACT_WORKLOADS
 from .workloads import WORKLOADS, describe, from_traces, generate, parse_mixture
 
-__all__ = ["describe_workloads", "make_instance"]
+__all__ = ["describe_workloads", "generation_notes", "make_instance"]
 
 
 def make_instance(
@@ -133,6 +133,46 @@ def make_instance(
         return from_spec(inst, intervals, seed=seed)
     except ValueError as exc:
         raise OptionError(str(exc), "--intervals") from None
+
+
+def generation_notes(
+    instance: Instance, traces: Sequence[str | os.PathLike[str]] = ()
+) -> list[str]:
+    """What :func:`make_instance` left out or changed, recorded in ``instance.metadata``, one
+    sentence each (``lpsched generate`` prints them on standard error).
+
+    Parameters
+    ----------
+    instance : Instance
+        As :func:`make_instance` returned it.
+    traces : sequence of path-like
+        The trace files it was drawn from (named beside their skipped rows).
+
+    Returns
+    -------
+    list of str
+        The rows with ``s + o > M`` skipped per trace file (``skipped_oversized``) and the
+        interval upper bounds capped at ``M - s`` (``intervals.capped``); empty when neither.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    notes = []
+    skipped = instance.metadata.get("skipped_oversized")
+    if skipped is not None:
+        per_file = ", ".join(f"{k} in {p}" for k, p in zip(skipped, traces, strict=True))
+        notes.append(
+            f"skipped {sum(skipped)} rows with s + o > M = {instance.memory} ({per_file}; "
+            "recorded in metadata.skipped_oversized)"
+        )
+    capped = instance.metadata.get("intervals", {}).get("capped", 0)
+    if capped:
+        notes.append(
+            f"note: {capped} upper bounds decode_hi were capped at M - prefill "
+            "(recorded in metadata.intervals.capped)"
+        )
+    return notes
 
 
 def describe_workloads() -> str:

@@ -17,6 +17,7 @@ from .schedule import (
     plot_rounds,
     plot_schedule,
     request_classes,
+    save_schedule_plot,
 )
 from .style import POLICY_COLORS, save_figure
 
@@ -26,6 +27,7 @@ __all__ = [
     "plot_memory",
     "plot_schedule",
     "plot_rounds",
+    "save_schedule_plot",
     "request_classes",
     "batch_labels",
     "plot_ratio_distribution",

@@ -117,6 +117,16 @@ class Policy:
     listed: bool = False
     check: Callable[..., Any] | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """``name``, ``description``, ``options`` (list) and ``backfill``: a row of ``lpsched
+        policies --json``."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "options": list(self.options),
+            "backfill": self.backfill,
+        }
+
 
 def list_policy(
     name: str,

@@ -24,7 +24,7 @@ from .. import interrupts
 from ..bounds import combinatorial_bound
 from ..formulations.horizon import Horizon
 from ..formulations.time_indexed import TimeIndexedMatrix
-from ..instance import Instance
+from ..instance import Instance, one_line
 from ..schedule import Schedule
 
 __all__ = [
@@ -276,14 +276,15 @@ class Result:
             raise KeyboardInterrupt("interrupted")
         return self
 
-    def summary(self, command: str = "certify") -> str:
+    def summary(self, command: str = "certify", output: str | None = None) -> str:
         """A readable report in the layout of ``lpsched COMMAND`` (``exact``: the model and
-        its times; ``bound``: one line; ``certify``: the methods and the log)."""
+        its times; ``bound``: one line; ``certify``: the methods and the log); ``exact`` and
+        ``certify`` end with the first start rounds of the schedule and where the whole of it
+        is (``output``, the file it was written to, if any)."""
         if command == "bound":
             return self._bound_line()
-        if command == "exact":
-            return self._exact_summary()
-        return self._certify_summary()
+        text = self._exact_summary() if command == "exact" else self._certify_summary()
+        return text + _schedule_line(self.schedule, output)
 
     def _bound_line(self) -> str:
         why = f"; {self.info['reason']}" if "reason" in self.info else ""
@@ -328,6 +329,25 @@ class Result:
             if not outcome.startswith("done"):
                 lines.append(f"  {name}: {outcome}")
         return "\n".join(lines)
+
+
+#: Requests whose start the text summary of ``exact`` and ``certify`` shows.
+SHOWN_STARTS = 12
+
+
+def _schedule_line(sched: Schedule | None, output: str | None) -> str:
+    """The ``schedule`` line of a text summary: start rounds by request id, and where the whole
+    schedule is (empty without a schedule)."""
+    if sched is None:
+        return ""
+    ids = sched.instance.ids
+    starts = sched.start[:SHOWN_STARTS].tolist()
+    shown = ", ".join(
+        f"{one_line(rid)} {p}" for rid, p in zip(ids[:SHOWN_STARTS], starts, strict=True)
+    )
+    more = f", ... ({len(ids)} requests)" if len(ids) > SHOWN_STARTS else ""
+    where = f"written to {output}" if output else "-o FILE writes the schedule JSON"
+    return f"\nschedule    start rounds {shown}{more}; {where}"
 
 
 def _rounds(value: float, fractional: str = ",.2f") -> str:

@@ -178,6 +178,17 @@ class TimeModel:
         (SPEC section 9)."""
         return {"name": self.name, "parameters": self.values}
 
+    def describe(self) -> dict[str, Any]:
+        """``name``, ``summary``, ``parameters`` (``{name: value}``), ``docs`` (``{name:
+        text}``) and ``source``: a row of ``lpsched time-models --json``."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "parameters": self.values,
+            "docs": dict(self.docs),
+            "source": self.source,
+        }
+
     def with_parameters(self, **values: Any) -> TimeModel:
         """The same model with some parameters replaced.
 
