@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -494,21 +494,7 @@ class Instance:
     def replace(self, **changes: Any) -> Instance:
         """A validated copy with some fields changed (e.g. ``memory=...``, ``arrival=...``,
         ``arrival_s=None``)."""
-        fields: dict[str, Any] = dict(
-            memory=self.memory,
-            prefill=self.prefill,
-            decode=self.decode,
-            arrival=self.arrival,
-            ids=self.ids,
-            decode_lo=self.decode_lo,
-            decode_hi=self.decode_hi,
-            name=self.name,
-            metadata=dict(self.metadata),
-            source=self.source,
-            arrival_s=self.arrival_s,
-        )
-        fields.update(changes)
-        return Instance(**fields)
+        return replace(self, **changes)  # __post_init__ validates again and copies metadata
 
     def subset(self, index: Sequence[int] | np.ndarray, name: str | None = None) -> Instance:
         """The instance restricted to the requests ``index`` (in that order)."""
