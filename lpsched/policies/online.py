@@ -405,10 +405,9 @@ def online_sorted_f(
     With every ``a_i = 0`` and ``solver`` in ``dp``/``swap`` (or ``quantile`` with the same
     seed) this is offline Sorted-F exactly (tested). Source: SPEC section 5.
     """
-    planner = SortedFPlanner(
-        instance.prefill.tolist(),
+    planner = SortedFPlanner.for_instance(
+        instance,
         instance.decode.tolist(),
-        instance.memory,
         solver,
         sample_size=sample_size,
         quantile=quantile,
@@ -446,13 +445,8 @@ def online_mcsf(
     Schedule
         Feasible. Source: MC-SF of Jaillet et al., arXiv 2502.07115, section 4 (online form).
     """
-    planner = KeyPlanner(instance.decode.tolist())
-    return execute_online(
-        instance,
-        planner,
-        replan_every=replan_every,
-        policy="online-mcsf",
-        time_model=time_model,
+    return _online_by_key(
+        instance, instance.decode.tolist(), "online-mcsf", replan_every, time_model
     )
 
 
@@ -478,11 +472,18 @@ def online_fcfs(
     """
     clocked = clock_model(instance, time_model) is not None
     key = instance.arrival_s if clocked and instance.arrival_s is not None else instance.arrival
-    planner = KeyPlanner(key.tolist())
+    return _online_by_key(instance, key.tolist(), "online-fcfs", replan_every, time_model)
+
+
+def _online_by_key(
+    instance: Instance,
+    key: list,
+    policy: str,
+    replan_every: int | None,
+    time_model: TimeModel | str | None,
+) -> Schedule:
+    """:func:`execute_online` of the list by ``(key[i], i)`` (a :class:`KeyPlanner`)."""
+    planner = KeyPlanner(key)
     return execute_online(
-        instance,
-        planner,
-        replan_every=replan_every,
-        policy="online-fcfs",
-        time_model=time_model,
+        instance, planner, replan_every=replan_every, policy=policy, time_model=time_model
     )
