@@ -97,7 +97,7 @@ def amin(instance: Instance, *, online: bool = False) -> Schedule:
     Raises
     ------
     ValueError
-        The instance has no intervals.
+        As :func:`amax`.
 
     Notes
     -----
@@ -140,7 +140,7 @@ def sorted_f_amin(
     Raises
     ------
     ValueError
-        The instance has no intervals, unknown solver,.
+        The instance has no intervals; an unknown solver.
 
     Notes
     -----
