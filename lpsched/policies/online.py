@@ -52,14 +52,13 @@ incremental re-planning is ours.
 from __future__ import annotations
 
 import heapq
-import numbers
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..executor import FutureMemory
-from ..instance import MAX_VALUE, Instance
+from ..instance import MAX_VALUE, Instance, is_int
 from ..schedule import Schedule
 from ..timing.clock import NOT_ARRIVED, ArrivalClock, clock_model
 from ..timing.model import TimeModel
@@ -113,11 +112,7 @@ def check_replan_every(replan_every: int | None) -> int | None:
     """
     if replan_every is None:
         return None
-    if (
-        isinstance(replan_every, bool)
-        or not isinstance(replan_every, numbers.Integral)
-        or not 1 <= replan_every <= MAX_VALUE
-    ):
+    if not is_int(replan_every) or not 1 <= replan_every <= MAX_VALUE:
         raise ValueError(
             "replan_every must be None (re-plan on every arrival) or an integer number of "
             f"rounds in [1, 2^40], got {replan_every!r}"
