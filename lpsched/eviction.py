@@ -52,7 +52,8 @@ def execute_with_eviction(
     online: bool = False,
     policy: str = "",
 ) -> Schedule:
-    """Run a re-plannable priority list with estimated decode lengths and eviction.
+    """Run a re-plannable priority list on estimated decode lengths, evicting the least
+    progress first when the true memory of the next round would exceed ``M``.
 
     Parameters
     ----------

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -35,6 +35,7 @@ __all__ = [
     "Request",
     "Instance",
     "int_field",
+    "is_int",
     "quote",
     "one_line",
     "OptionError",
@@ -303,7 +304,7 @@ class Instance:
     def __post_init__(self) -> None:
         where = self.source
         set_ = object.__setattr__
-        if isinstance(self.memory, bool) or not _is_int(self.memory):
+        if not is_int(self.memory):
             raise InstanceError(f"{where}: field 'memory' must be an integer, got {self.memory!r}")
         set_(self, "memory", int(self.memory))
         if self.memory <= 0:
@@ -494,21 +495,7 @@ class Instance:
     def replace(self, **changes: Any) -> Instance:
         """A validated copy with some fields changed (e.g. ``memory=...``, ``arrival=...``,
         ``arrival_s=None``)."""
-        fields: dict[str, Any] = dict(
-            memory=self.memory,
-            prefill=self.prefill,
-            decode=self.decode,
-            arrival=self.arrival,
-            ids=self.ids,
-            decode_lo=self.decode_lo,
-            decode_hi=self.decode_hi,
-            name=self.name,
-            metadata=dict(self.metadata),
-            source=self.source,
-            arrival_s=self.arrival_s,
-        )
-        fields.update(changes)
-        return Instance(**fields)
+        return replace(self, **changes)  # __post_init__ validates again and copies metadata
 
     def subset(self, index: Sequence[int] | np.ndarray, name: str | None = None) -> Instance:
         """The instance restricted to the requests ``index`` (in that order)."""
@@ -533,8 +520,10 @@ class Instance:
         )
 
 
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is an integer, Python's or numpy's; a boolean is not (ours: the one
+    integer test of the option and field checks, so ``True`` is never a count)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 _NUMBER_TEXT = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?")
@@ -596,7 +585,7 @@ def int_field(value: Any, source: str, who: str, name: str, text_ok: bool = Fals
     Source: ours (one coercion rule for every reader, so every error reads alike).
     """
     out: int | None = None
-    if _is_int(value):
+    if is_int(value):
         out = int(value)
     elif isinstance(value, float) and math.isfinite(value) and value == int(value):
         out = int(value)

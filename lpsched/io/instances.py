@@ -89,6 +89,7 @@ def instance_from_dict(data: Any, source: str = "<memory>") -> Instance:
     Returns
     -------
     Instance
+        Validated; its ``source`` is ``source``.
 
     Raises
     ------
@@ -211,6 +212,7 @@ def read_instance(path: str | os.PathLike[str]) -> Instance:
     Returns
     -------
     Instance
+        As :func:`instance_from_dict`, with the path as ``source``.
 
     Raises
     ------

@@ -97,7 +97,7 @@ def amin(instance: Instance, *, online: bool = False) -> Schedule:
     Raises
     ------
     ValueError
-        The instance has no intervals.
+        As :func:`amax`.
 
     Notes
     -----
@@ -140,7 +140,7 @@ def sorted_f_amin(
     Raises
     ------
     ValueError
-        The instance has no intervals, unknown solver,.
+        The instance has no intervals; an unknown solver.
 
     Notes
     -----
@@ -150,14 +150,8 @@ def sorted_f_amin(
     """
     lo, _ = _intervals(instance, "sorted-f-amin")
     e = list(lo)
-    planner = SortedFPlanner(
-        instance.prefill.tolist(),
-        e,
-        instance.memory,
-        solver,
-        sample_size=sample_size,
-        quantile=quantile,
-        seed=seed,
+    planner = SortedFPlanner.for_instance(
+        instance, e, solver, sample_size=sample_size, quantile=quantile, seed=seed
     )
     sched = execute_with_eviction(instance, planner, e, online=online, policy="sorted-f-amin")
     sched.info["replans"] = planner.replans

@@ -52,14 +52,13 @@ incremental re-planning is ours.
 from __future__ import annotations
 
 import heapq
-import numbers
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..executor import FutureMemory
-from ..instance import MAX_VALUE, Instance
+from ..instance import MAX_VALUE, Instance, is_int
 from ..schedule import Schedule
 from ..timing.clock import NOT_ARRIVED, ArrivalClock, clock_model
 from ..timing.model import TimeModel
@@ -113,11 +112,7 @@ def check_replan_every(replan_every: int | None) -> int | None:
     """
     if replan_every is None:
         return None
-    if (
-        isinstance(replan_every, bool)
-        or not isinstance(replan_every, numbers.Integral)
-        or not 1 <= replan_every <= MAX_VALUE
-    ):
+    if not is_int(replan_every) or not 1 <= replan_every <= MAX_VALUE:
         raise ValueError(
             "replan_every must be None (re-plan on every arrival) or an integer number of "
             f"rounds in [1, 2^40], got {replan_every!r}"
@@ -405,10 +400,9 @@ def online_sorted_f(
     With every ``a_i = 0`` and ``solver`` in ``dp``/``swap`` (or ``quantile`` with the same
     seed) this is offline Sorted-F exactly (tested). Source: SPEC section 5.
     """
-    planner = SortedFPlanner(
-        instance.prefill.tolist(),
+    planner = SortedFPlanner.for_instance(
+        instance,
         instance.decode.tolist(),
-        instance.memory,
         solver,
         sample_size=sample_size,
         quantile=quantile,
@@ -446,13 +440,8 @@ def online_mcsf(
     Schedule
         Feasible. Source: MC-SF of Jaillet et al., arXiv 2502.07115, section 4 (online form).
     """
-    planner = KeyPlanner(instance.decode.tolist())
-    return execute_online(
-        instance,
-        planner,
-        replan_every=replan_every,
-        policy="online-mcsf",
-        time_model=time_model,
+    return _online_by_key(
+        instance, instance.decode.tolist(), "online-mcsf", replan_every, time_model
     )
 
 
@@ -478,11 +467,18 @@ def online_fcfs(
     """
     clocked = clock_model(instance, time_model) is not None
     key = instance.arrival_s if clocked and instance.arrival_s is not None else instance.arrival
-    planner = KeyPlanner(key.tolist())
+    return _online_by_key(instance, key.tolist(), "online-fcfs", replan_every, time_model)
+
+
+def _online_by_key(
+    instance: Instance,
+    key: list,
+    policy: str,
+    replan_every: int | None,
+    time_model: TimeModel | str | None,
+) -> Schedule:
+    """:func:`execute_online` of the list by ``(key[i], i)`` (a :class:`KeyPlanner`)."""
+    planner = KeyPlanner(key)
     return execute_online(
-        instance,
-        planner,
-        replan_every=replan_every,
-        policy="online-fcfs",
-        time_model=time_model,
+        instance, planner, replan_every=replan_every, policy=policy, time_model=time_model
     )

@@ -32,6 +32,7 @@ import heapq
 
 import numpy as np
 
+from ..instance import Instance
 from ..kernels import jit
 from .quantile import QuantileGreedy, lerp
 from .sorted_f import resolve_phase1, select_dp, select_swap
@@ -92,9 +93,8 @@ class SortedFPlanner:
     memory : int
         KV-cache budget ``M`` (tokens).
     solver : {"auto", "dp", "swap", "quantile"}
-        Phase-1 solver; ``auto`` resolves by ``n_ref`` exactly as offline Sorted-F does.
-    n_ref : int
-        Instance size used to resolve ``auto`` (default ``len(prefill)``).
+        Phase-1 solver; ``auto`` resolves by ``n = len(prefill)`` exactly as offline Sorted-F
+        does.
     sample_size, quantile, seed
         Parameters of the quantile greedy (as :class:`~lpsched.policies.quantile.QuantileGreedy`).
 
@@ -132,7 +132,6 @@ class SortedFPlanner:
         memory: int,
         solver: str = "auto",
         *,
-        n_ref: int | None = None,
         sample_size: int = 256,
         quantile: float = 0.9,
         seed: int = 0,
@@ -141,7 +140,7 @@ class SortedFPlanner:
         self.s = prefill
         self.o = decode
         self.memory = int(memory)
-        self.solver = resolve_phase1(solver, n if n_ref is None else n_ref, self.memory)
+        self.solver = resolve_phase1(solver, n, self.memory)
         self.greedy = QuantileGreedy(sample_size, quantile, seed)
         self.key = np.zeros(n, dtype=np.int64)  # decode_i read at add
         self.size = np.zeros(n, dtype=np.int64)  # s_i + decode_i read at add
@@ -166,6 +165,29 @@ class SortedFPlanner:
         self.stale = True
         self.first = True
         self.replans = 0
+
+    @classmethod
+    def for_instance(
+        cls,
+        instance: Instance,
+        decode: list[int],
+        solver: str,
+        *,
+        sample_size: int,
+        quantile: float,
+        seed: int,
+    ) -> SortedFPlanner:
+        """The planner of ``instance``'s requests and budget ``M``, planning with ``decode``
+        (tokens, length n; a list shared with the caller, as for the constructor)."""
+        return cls(
+            instance.prefill.tolist(),
+            decode,
+            instance.memory,
+            solver,
+            sample_size=sample_size,
+            quantile=quantile,
+            seed=seed,
+        )
 
     def add(self, i: int) -> None:
         """Request ``i`` joins the waiting set; the list will be re-planned."""

@@ -122,7 +122,7 @@ class QuantileGreedy:
         Parameters
         ----------
         decode, size, memory
-            As for :meth:`priority_list`.
+            As for :meth:`priority_list`, whose ``order`` this splits at its ``ends``.
 
         Returns
         -------

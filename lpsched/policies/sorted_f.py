@@ -542,10 +542,10 @@ def sorted_f_sequential(
     instance: Instance,
     solver: str = "auto",
     *,
-    fit: str = "peaks",
     sample_size: int = 256,
     quantile: float = 0.9,
     seed: int = 0,
+    fit: str = "peaks",
 ) -> Schedule:
     """Sorted-F with Phase 2 as batches one after another (our reading; module docstring).
 
@@ -553,7 +553,7 @@ def sorted_f_sequential(
     ----------
     instance : Instance
     solver : {"auto", "dp", "swap", "quantile"}
-    fit, sample_size, quantile, seed
+    sample_size, quantile, seed, fit
         As for :func:`phase1_batches`.
 
     Returns

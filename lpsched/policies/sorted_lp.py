@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..instance import Instance
+from ..instance import Instance, is_int
 from ..solvers.aggregated import aggregated_lp
 from ..solvers.options import check_max_nonzeros
 from ..solvers.result import LPTooLargeError
@@ -65,7 +65,7 @@ KEY_DECIMALS = 6
 
 
 def _positive_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if not is_int(value) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 

@@ -57,6 +57,7 @@ def memory_time_volume(instance: Instance) -> np.ndarray:
     Parameters
     ----------
     instance : Instance
+        Its prefill and decode lengths ``s_i``, ``o_i`` (tokens) are read.
 
     Returns
     -------
@@ -83,6 +84,8 @@ def volume_order(instance: Instance) -> np.ndarray:
     Parameters
     ----------
     instance : Instance
+        Its volumes (:func:`memory_time_volume`) order the list; arrivals and ``M`` are left
+        to the executor.
 
     Returns
     -------

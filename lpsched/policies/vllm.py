@@ -86,7 +86,8 @@ def execute_preemptive(
     policy: str = "",
     time_model: TimeModel | str | None = None,
 ) -> Schedule:
-    """Run a queue with admission by current memory and recompute preemption (module docstring).
+    """Run a queue as vLLM's scheduler does: admit by current memory, preempt the latest
+    admitted request (recompute) when the running set would exceed ``M`` (module docstring).
 
     Parameters
     ----------

@@ -258,13 +258,13 @@ class ScheduleSeconds:
         ``sum_i o_i``.
     makespan : int
         ``max_i C_i`` (rounds).
+    idle_s : float
+        Seconds of an idle round, ``f(0, 0, 0)``.
     busy_first, busy_last, busy_offset : ndarray of int64, shape (G,)
         The busy rounds as maximal intervals ``[busy_first[k], busy_last[k]]`` of rounds in
         which something runs, numbered from ``busy_offset[k]`` on in ``busy_tau``.
     busy_tau : ndarray of float64, shape (B,)
         ``tau(t)`` seconds at every busy round ``t``, in increasing ``t``.
-    idle_s : float
-        Seconds of an idle round, ``f(0, 0, 0)``.
 
     Notes
     -----
@@ -280,11 +280,11 @@ class ScheduleSeconds:
     arrival_s: np.ndarray = field(repr=False)
     output_tokens: int
     makespan: int
+    idle_s: float
     busy_first: np.ndarray = field(repr=False)
     busy_last: np.ndarray = field(repr=False)
     busy_offset: np.ndarray = field(repr=False)
     busy_tau: np.ndarray = field(repr=False)
-    idle_s: float
 
     def tau_at(self, rounds: Any) -> np.ndarray:
         """``tau(t)``, the wall-clock end of round ``t`` in seconds (``tau(0) = 0``).
@@ -530,11 +530,11 @@ def to_seconds(
         alpha,
         output_tokens=int(inst.decode.sum()),
         makespan=schedule.makespan,
+        idle_s=idle,
         busy_first=runs.first,
         busy_last=runs.last,
         busy_offset=runs.offset,
         busy_tau=tau,
-        idle_s=idle,
     )
     return secs
 
