@@ -62,6 +62,7 @@ def one_bit_volume_order(instance: Instance) -> np.ndarray:
     Parameters
     ----------
     instance : Instance
+        Its ``s_i`` and, of each ``o_i``, only whether it is short.
 
     Returns
     -------

@@ -87,6 +87,8 @@ RATIO_FIELDS = [
     "ratio_lp",
     "exact_s",
 ]
+#: The columns of :func:`theorem_sweep`: :data:`RATIO_FIELDS` and three more.
+THEOREM_FIELDS = [*RATIO_FIELDS, "alpha", "constant", "ratio_constant"]
 
 
 def ratio_sweep(
@@ -202,10 +204,6 @@ def ratio_sweep(
         check=_check_theorem_row if theorems else _check_row,
     )
     return run_sweep(sweep, out_dir, **engine)
-
-
-#: The extra columns of :func:`theorem_sweep`.
-THEOREM_FIELDS = [*RATIO_FIELDS, "alpha", "constant", "ratio_constant"]
 
 
 def theorem_sweep(
