@@ -325,9 +325,9 @@ def _policy_rows(
     params: Mapping[str, Any],
     missing: list[dict[str, Any]],
     *,
+    options: Mapping[str, Any] | None,
     intervals: str,
     lp_max_nonzeros: int | None,
-    options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One instance: every missing policy."""
     w, n, memory, seed = params["workload"], params["n"], params["memory"], params["seed"]

@@ -260,10 +260,10 @@ def _instance_rows(
     params: Mapping[str, Any],
     missing: list[dict[str, Any]],
     *,
+    options: Mapping[str, Any] | None,
     solver: str,
     time_limit: float,
     threads: int | None,
-    options: Mapping[str, Any] | None = None,
     theorems: bool = False,
     known: Mapping[tuple[str, int, int, int], tuple[int, float, bool, float, float]] | None = None,
 ) -> Iterator[dict[str, Any]]:
