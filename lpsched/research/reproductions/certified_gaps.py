@@ -431,7 +431,7 @@ def checked(res: Result, name: str) -> Result:
 
 def method_outcomes(res: Result) -> str:
     """What each of certify's methods did, ``"method: outcome; ..."`` (a row's
-    ``certify_methods``): ``done in ... s``, ``skipped: why`` or ``failed: why``."""
+    ``certify_methods``): ``done in ... s``, ``skipped: why`` or ``failed: why``. Source: ours."""
     return "; ".join(f"{m}: {outcome}" for m, outcome in res.info.get("methods", {}).items())
 
 
