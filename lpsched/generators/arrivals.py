@@ -233,6 +233,9 @@ def trace_window(
 ) -> Instance:
     """``n`` consecutive trace rows with their own arrival times, converted to rounds.
 
+    The rows' lengths and arrival pattern, replayed: ``a_i = floor((t_i - t_0) / round_s)``,
+    ``t_0`` the time of the window's first row.
+
     Parameters
     ----------
     path : path-like

@@ -83,7 +83,8 @@ def fcfs_family(M: int) -> Instance:
     Parameters
     ----------
     M : int
-        KV-cache budget in tokens, ``>= 2``.
+        KV-cache budget in tokens, ``>= 2`` (at ``M = 1`` the blocker would be one more short
+        request).
 
     Returns
     -------
@@ -208,7 +209,8 @@ def size_family(M: int) -> Instance:
     Parameters
     ----------
     M : int
-        KV-cache budget in tokens, ``>= 2``.
+        KV-cache budget in tokens, ``>= 2`` (so that the long request decodes ``L >= 1``
+        tokens).
 
     Returns
     -------

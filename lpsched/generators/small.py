@@ -334,12 +334,7 @@ def common_prompt(n: int, seed: int = 0, memory: int = 32) -> Instance:
     -----
     Source: ours; the assumption is that of arXiv 2601.22996 (one common prompt length).
     """
-    _check_small(n, memory)
-    rng = np.random.default_rng(seed)
-    half = memory // 2
-    s = np.full(n, int(rng.integers(0, half + 1)), dtype=np.int64)
-    o = rng.integers(1, max(1, half) + 1, size=n)
-    return _small_instance_of("common-prompt", s, o, memory, n, seed)
+    return _one_prompt("common-prompt", n, seed, memory, one_decode=False)
 
 
 def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
@@ -352,7 +347,9 @@ def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
 
     Parameters
     ----------
-    n, seed, memory
+    n : int
+        Number of copies, ``>= 1``.
+    seed, memory
         As for :func:`small_peaks`.
 
     Returns
@@ -363,19 +360,28 @@ def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
     Raises
     ------
     ValueError
-        As :func:`small_peaks`.
+        ``n < 1`` or ``memory < 2`` (as :func:`small_peaks`).
 
     Notes
     -----
     Source: ours; the assumption is that of SPS in arXiv 2601.22996 (one prompt length, one
     decode length).
     """
+    return _one_prompt("identical", n, seed, memory, one_decode=True)
+
+
+def _one_prompt(workload: str, n: int, seed: int, memory: int, *, one_decode: bool) -> Instance:
+    """One prompt length ``s`` uniform on ``0..floor(M/2)`` for every request, and decode
+    lengths uniform on ``1..max(1, floor(M/2))``: one for all (``one_decode``) or one each."""
     _check_small(n, memory)
     rng = np.random.default_rng(seed)
     half = memory // 2
     s = np.full(n, int(rng.integers(0, half + 1)), dtype=np.int64)
-    o = np.full(n, int(rng.integers(1, max(1, half) + 1)), dtype=np.int64)
-    return _small_instance_of("identical", s, o, memory, n, seed)
+    if one_decode:
+        o = np.full(n, int(rng.integers(1, max(1, half) + 1)), dtype=np.int64)
+    else:
+        o = rng.integers(1, max(1, half) + 1, size=n)
+    return _small_instance_of(workload, s, o, memory, n, seed)
 
 
 def _check_small(n: int, memory: int) -> None:

@@ -471,6 +471,9 @@ def three_partition_no(
 ) -> ThreePartition:
     """A 3-Partition no-instance, proven by an exact search or by residues.
 
+    ``3m`` values in ``(B/4, B/2)`` that sum to ``mB`` and yet cannot be split into ``m``
+    triples of sum ``B``.
+
     Parameters
     ----------
     m : int
@@ -606,6 +609,9 @@ def gadget(
     name: str | None = None,
 ) -> Instance:
     """A 3-Partition gadget instance in one call (what ``lpsched gadget three-partition`` runs).
+
+    :func:`three_partition_yes` or :func:`three_partition_no`, then
+    :func:`three_partition_instance`.
 
     Parameters
     ----------

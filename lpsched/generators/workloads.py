@@ -388,6 +388,9 @@ def generate(
 ) -> Instance:
     """A random instance from a named workload.
 
+    ``n`` requests drawn by :func:`sample_lengths` (each from one of the workload's
+    components), all at round 0 unless an arrival rate is given.
+
     Parameters
     ----------
     workload : str

@@ -70,6 +70,7 @@ def request_classes(instance: Instance) -> np.ndarray:
     Parameters
     ----------
     instance : Instance
+        Read: its ``metadata`` (the generator, workload and seed, or the trace rows) and ids.
 
     Returns
     -------
@@ -228,7 +229,8 @@ def plot_gantt(
     Raises
     ------
     ValueError
-        ``groups`` of the wrong length, or ``seconds`` of another schedule.
+        ``groups`` without one label per request, or ``seconds`` not read from this schedule
+        (as ``to_seconds(schedule, model)`` reads it).
 
     Notes
     -----
@@ -351,6 +353,9 @@ def plot_memory(
 ) -> Figure:
     """Memory profile ``m(t)`` of a schedule with the budget ``M`` as a line.
 
+    Exact: a run's memory is linear in ``t`` between its first and last round, so the line
+    joins the rounds where ``m`` bends or jumps and is ``m`` at every round between them.
+
     Parameters
     ----------
     schedule : Schedule
@@ -373,8 +378,7 @@ def plot_memory(
     Returns
     -------
     Figure
-        ``m(t)`` in tokens for rounds ``1 .. max C_i`` (every run included), exact: the lines
-        join the rounds where ``m`` bends; ``M`` dashed.
+        ``m(t)`` in tokens for rounds ``1 .. max C_i`` (every run included); ``M`` dashed.
 
     Raises
     ------

@@ -323,11 +323,11 @@ def catalogue_rows(folder: str | os.PathLike[str] = "instances/adversarial") -> 
     return rows
 
 
+#: The parameters of a search: the key of its row in ``adversarial.csv``.
+_SEARCH_KEY = ["policy", "steps", "restarts", "seed"]
+#: The columns of ``adversarial.csv``: a search's parameters, then what it found.
 ADVERSARIAL_FIELDS = [
-    "policy",
-    "steps",
-    "restarts",
-    "seed",
+    *_SEARCH_KEY,
     "ratio",
     "tel",
     "opt",
@@ -400,7 +400,7 @@ def search_row(
     sweep = Sweep(
         "adversarial",
         ADVERSARIAL_FIELDS,
-        ["policy", "steps", "restarts", "seed"],
+        _SEARCH_KEY,
         [task],
         compute,
         params={"solver": solver, "time_limit": time_limit},

@@ -65,7 +65,14 @@ from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import counts, markdown_table, mean_max, write_report
 from .burst import BURST_TIME_MODELS, burst_section
-from .certified_gaps import PHASE1, certified_instance, optional_cell, time_limits_by_size
+from .certified_gaps import (
+    PHASE1,
+    certified_instance,
+    checked,
+    method_outcomes,
+    optional_cell,
+    time_limits_by_size,
+)
 from .choices import check_choices, check_policies
 from .ratios import RATIO_FILES, worst_ratios
 
@@ -253,13 +260,8 @@ def _bound_rows(
 ) -> Iterator[dict[str, Any]]:
     """One instance: one certify run, its row."""
     inst = algorithm_instance(params["workload"], params["n"], params["memory"], params["seed"])
-    res = certify(inst, params["time_limit"], threads=threads, seed=0).check_interrupted()
-    assert res.schedule is not None and res.objective is not None  # the opening's
-    res.schedule.check()
-    if res.schedule.tel != res.objective:
-        raise RuntimeError(
-            f"{inst.name}: certify reports TEL {res.objective}, its schedule has {res.schedule.tel}"
-        )
+    res = checked(certify(inst, params["time_limit"], threads=threads, seed=0), inst.name)
+    assert res.schedule is not None and res.objective is not None  # checked's
     for key in missing:
         yield {
             **key,
@@ -270,9 +272,7 @@ def _bound_rows(
             "bound": repr(float(res.bound)),
             "bound_method": res.bound_method,
             "certify_s": res.runtime_s,
-            "certify_methods": "; ".join(
-                f"{m}: {outcome}" for m, outcome in res.info.get("methods", {}).items()
-            ),
+            "certify_methods": method_outcomes(res),
         }
 
 
@@ -325,9 +325,9 @@ def _policy_rows(
     params: Mapping[str, Any],
     missing: list[dict[str, Any]],
     *,
+    options: Mapping[str, Any] | None,
     intervals: str,
     lp_max_nonzeros: int | None,
-    options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One instance: every missing policy."""
     w, n, memory, seed = params["workload"], params["n"], params["memory"], params["seed"]

@@ -62,6 +62,7 @@ def one_bit_volume_order(instance: Instance) -> np.ndarray:
     Parameters
     ----------
     instance : Instance
+        Its ``s_i`` and, of each ``o_i``, only whether it is short.
 
     Returns
     -------
@@ -162,6 +163,19 @@ BURST_FIELDS = [
     "runtime_s",
 ]
 BURST_KEY = ["memory", "seed", "scheduler", "time_model"]
+#: How the numeric columns of :data:`BURST_FIELDS` are read back.
+_BURST_TYPES: dict[str, Callable[[str], Any]] = {
+    "memory": int,
+    "n": int,
+    "tel": int,
+    "mean_latency": finite_float,
+    "mean_token_latency": finite_float,
+    "mean_latency_s": finite_float,
+    "mean_token_latency_s": finite_float,
+    "p99_latency_s": finite_float,
+    "preemptions": int,
+    "runtime_s": seconds,
+}
 
 
 def _burst_rows(
@@ -324,18 +338,7 @@ def burst_section(
             tasks,
             partial(_burst_rows, n=n),
             params={"n": n, "workload": BURST_WORKLOAD},
-            types={
-                "memory": int,
-                "n": int,
-                "tel": int,
-                "mean_latency": finite_float,
-                "mean_token_latency": finite_float,
-                "mean_latency_s": finite_float,
-                "mean_token_latency_s": finite_float,
-                "p99_latency_s": finite_float,
-                "preemptions": int,
-                "runtime_s": seconds,
-            },
+            types=_BURST_TYPES,
             check=_check_burst_row,
         ),
         out,

@@ -66,7 +66,7 @@ from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD, gener
 from ...instance import Instance
 from ...policies.registry import PluginError, parse_policy, run_policy
 from ...solvers.options import check_time_limit
-from ...solvers.result import LPTooLargeError
+from ...solvers.result import LPTooLargeError, Result
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import counts, markdown_table, mean_max, write_report
 from .choices import check_choices, check_policies
@@ -81,6 +81,8 @@ __all__ = [
     "PAPER_MEMORY",
     "PAPER_WORKLOADS",
     "certified_instance",
+    "checked",
+    "method_outcomes",
     "run",
     "certified_gap_table",
 ]
@@ -364,13 +366,8 @@ def _instance_rows(
             continue
         sched.check()
         runs[policy] = {"tel": sched.tel, "policy_s": sched.info["runtime_s"], "note": ""}
-    res = certify(inst, params["time_limit"], threads=threads, seed=0).check_interrupted()
-    assert res.schedule is not None and res.objective is not None  # the opening's
-    res.schedule.check()
-    if res.schedule.tel != res.objective:
-        raise RuntimeError(
-            f"{inst.name}: certify reports TEL {res.objective}, its schedule has {res.schedule.tel}"
-        )
+    res = checked(certify(inst, params["time_limit"], threads=threads, seed=0), inst.name)
+    assert res.schedule is not None and res.objective is not None  # checked's
     best_tel, best_method = res.objective, res.schedule.policy
     for policy, r in runs.items():
         if r["tel"] != "" and r["tel"] < best_tel:
@@ -392,10 +389,50 @@ def _instance_rows(
             "status": "optimal" if optimal else "gap",
             "gap": 0.0 if optimal else (best_tel - res.bound) / best_tel,
             "certify_s": res.runtime_s,
-            "certify_methods": "; ".join(
-                f"{m}: {outcome}" for m, outcome in res.info.get("methods", {}).items()
-            ),
+            "certify_methods": method_outcomes(res),
         }
+
+
+def checked(res: Result, name: str) -> Result:
+    """A :func:`lpsched.certify.certify` result, its schedule checked against the instance.
+
+    Parameters
+    ----------
+    res : Result
+        What certify returned on instance ``name``.
+    name : str
+        The instance's name, for the error.
+
+    Returns
+    -------
+    Result
+        ``res``, with a feasible ``schedule`` whose TEL (rounds) is ``objective``.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Certify was interrupted (:meth:`~lpsched.solvers.result.Result.check_interrupted`).
+    RuntimeError
+        Certify's TEL and its schedule's disagree.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    res.check_interrupted()
+    assert res.schedule is not None and res.objective is not None  # the opening's
+    res.schedule.check()
+    if res.schedule.tel != res.objective:
+        raise RuntimeError(
+            f"{name}: certify reports TEL {res.objective}, its schedule has {res.schedule.tel}"
+        )
+    return res
+
+
+def method_outcomes(res: Result) -> str:
+    """What each of certify's methods did, ``"method: outcome; ..."`` (a row's
+    ``certify_methods``): ``done in ... s``, ``skipped: why`` or ``failed: why``. Source: ours."""
+    return "; ".join(f"{m}: {outcome}" for m, outcome in res.info.get("methods", {}).items())
 
 
 def optional_cell(parse):

@@ -53,6 +53,7 @@ from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
 from ...sweeps.provenance import trace_identity
 from ...sweeps.tables import markdown_table, write_report
 from ...timing import TimeModel, parse_time_model, to_seconds
+from ...timing.seconds import SECONDS_COLUMNS
 
 __all__ = [
     "NAME",
@@ -101,9 +102,9 @@ SECONDS_FIELDS = [
     "mean_tpot_s",
     "throughput_tokens_s",
 ]
+#: The ratio rows of the main table, (label, numerator, denominator): the paper's two first.
 HEADLINE_RATIOS = (
-    ("FCFS / Sorted-F", "fcfs", "sorted-f"),
-    ("MC-SF / Sorted-F", "mcsf", "sorted-f"),
+    *((label, num, den) for label, num, den, _ in PAPER_HEADLINE_RATIOS),
     ("size / Sorted-F", "size", "sorted-f"),
     ("FCFS+backfill / Sorted-F+backfill", "fcfs+backfill", "sorted-f+backfill"),
     ("MC-SF+backfill / Sorted-F+backfill", "mcsf+backfill", "sorted-f+backfill"),
@@ -342,14 +343,24 @@ def ratio_table(
     return markdown_table(out, headers)
 
 
-#: The per-policy figures of :func:`seconds_tables`: (header, column, format), means over seeds.
+#: The formats of the figures in seconds of :func:`seconds_tables` (fewer digits than
+#: ``lpsched run``'s tables: these are means over seeds).
+_SECONDS_FORMATS = {
+    "mean_latency_s": ".2f",
+    "p99_latency_s": ".1f",
+    "mean_ttft_s": ".2f",
+    "mean_tpot_s": ".4f",
+    "throughput_tokens_s": ".1f",
+}
+#: The per-policy figures of :func:`seconds_tables`: (header, column, format), means over seeds;
+#: the figures in seconds under the headers of ``lpsched run`` (:data:`SECONDS_COLUMNS`).
 _FIGURES = (
     ("mean latency (rounds)", "mean_latency", ".1f"),
-    ("mean latency (s)", "mean_latency_s", ".2f"),
-    ("p99 latency (s)", "p99_latency_s", ".1f"),
-    ("mean TTFT (s)", "mean_ttft_s", ".2f"),
-    ("mean TPOT (s)", "mean_tpot_s", ".4f"),
-    ("tokens/s", "throughput_tokens_s", ".1f"),
+    *(
+        (head, key, _SECONDS_FORMATS[key])
+        for key, head, _ in SECONDS_COLUMNS
+        if key in _SECONDS_FORMATS
+    ),
 )
 
 

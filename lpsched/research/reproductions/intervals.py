@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,16 @@ INTERVAL_FIELDS = [
     "wasted_tokens",
     "runtime_s",
 ]
+#: How the numeric columns of :data:`INTERVAL_FIELDS` are read back.
+_ROW_TYPES: dict[str, Callable[[str], Any]] = {
+    "n": int,
+    "tel": int,
+    "mean_latency": finite_float,
+    "evictions": int,
+    "wasted_tokens": int,
+    "mean_width": finite_float,
+    "runtime_s": seconds,
+}
 
 
 def run(
@@ -114,15 +124,7 @@ def run(
         tasks,
         partial(_setting_rows, workload=workload, n=n, memory=memory, solver=solver),
         params={"n": n, "memory": memory, "workload": workload, "solver": solver},
-        types={
-            "n": int,
-            "tel": int,
-            "mean_latency": finite_float,
-            "evictions": int,
-            "wasted_tokens": int,
-            "mean_width": finite_float,
-            "runtime_s": seconds,
-        },
+        types=_ROW_TYPES,
         check=_check_row,
     )
     rows = run_sweep(sweep, out, **engine)

@@ -87,6 +87,8 @@ RATIO_FIELDS = [
     "ratio_lp",
     "exact_s",
 ]
+#: The columns of :func:`theorem_sweep`: :data:`RATIO_FIELDS` and three more.
+THEOREM_FIELDS = [*RATIO_FIELDS, "alpha", "constant", "ratio_constant"]
 
 
 def ratio_sweep(
@@ -204,10 +206,6 @@ def ratio_sweep(
     return run_sweep(sweep, out_dir, **engine)
 
 
-#: The extra columns of :func:`theorem_sweep`.
-THEOREM_FIELDS = [*RATIO_FIELDS, "alpha", "constant", "ratio_constant"]
-
-
 def theorem_sweep(
     out_dir: str | os.PathLike[str],
     *,
@@ -262,10 +260,10 @@ def _instance_rows(
     params: Mapping[str, Any],
     missing: list[dict[str, Any]],
     *,
+    options: Mapping[str, Any] | None,
     solver: str,
     time_limit: float,
     threads: int | None,
-    options: Mapping[str, Any] | None = None,
     theorems: bool = False,
     known: Mapping[tuple[str, int, int, int], tuple[int, float, bool, float, float]] | None = None,
 ) -> Iterator[dict[str, Any]]:
