@@ -34,6 +34,7 @@ from ..formulations.horizon import Horizon, tight_horizon
 from ..formulations.time_indexed import build_model, time_indexed_matrix
 from ..instance import Instance
 from ..io.atomic import install_file
+from ..plugins import Registry
 from ..schedule import Schedule
 from .backends import cpsat, highs, pyomo
 from .options import (
@@ -65,11 +66,15 @@ __all__ = [
 
 #: Exact back ends of :func:`solve_time_indexed`: name -> ``solve_mip(mat, *, start,
 #: time_limit, mip_gap, threads, verbose, progress, **options) -> Answer`` (``progress`` a
-#: :class:`~lpsched.solvers.progress.Progress` or None). A new back end is one module and one line.
-SOLVERS: dict[str, Callable[..., Answer]] = {
-    "highs": highs.solve_mip,
-    "cpsat": cpsat.solve_mip,
-}
+#: :class:`~lpsched.solvers.progress.Progress` or None), a :class:`~lpsched.plugins.Registry`
+#: whose built-ins are these. A new back end is one module and one line.
+SOLVERS: Registry[Callable[..., Answer]] = Registry(
+    "solver",
+    {
+        "highs": highs.solve_mip,
+        "cpsat": cpsat.solve_mip,
+    },
+)
 #: File formats and builders of :func:`write_model`.
 EXPORT_FORMATS = ("lp", "mps")
 EXPORT_BACKENDS = ("pyomo", "highs")
