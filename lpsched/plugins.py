@@ -1,7 +1,9 @@
 """The registries and plug-in modules: the one registry helper (:class:`Registry`) of the
-policies (:mod:`lpsched.policies.registry`), the time models (:mod:`lpsched.timing.registry`)
-and the reproductions (:mod:`lpsched.research.reproductions.registry`), and the one loader of
-plug-ins (:func:`load_plugins`).
+policies (:mod:`lpsched.policies.registry`), the time models (:mod:`lpsched.timing.registry`),
+the solver back ends (:data:`lpsched.solvers.solve.SOLVERS`), the certify methods
+(:mod:`lpsched.certify.methods`) and the reproductions
+(:mod:`lpsched.research.reproductions.registry`), and the one loader of plug-ins
+(:func:`load_plugins`).
 
 A plug-in module registers its entries when it is imported (``lpsched.register_policy(...)``,
 ``lpsched.register_time_model(...)`` at module level). The command line's ``--import MODULE``

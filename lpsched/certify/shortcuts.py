@@ -463,18 +463,16 @@ def solve_lp(
     HorizonError, LPTooLargeError, RuntimeError, ValueError, KeyboardInterrupt
         As :func:`lpsched.solvers.solve.solve_relaxation`.
     """
-    max_nonzeros = check_max_nonzeros(max_nonzeros)
-    time_limit = check_time_limit(time_limit)
+    options = SolveOptions(time_limit=time_limit, max_nonzeros=max_nonzeros)
     if progress is not None:
         progress.set_stage("heuristic")
     return solve_relaxation(
         instance,
         best_heuristic(instance),
-        horizon,
+        options,
+        horizon=horizon,
         windows=windows,
         aggregate=aggregate,
-        max_nonzeros=max_nonzeros,
-        time_limit=time_limit,
         progress=progress,
     )
 
@@ -496,43 +494,24 @@ def export_model(
 
     Parameters
     ----------
-    instance : Instance
-        Arrivals from any round on (the model is written on the axis shifted by the earliest
-        arrival ``a_min``: start ``k`` in the file is round ``k + a_min``).
-    path : path-like
-        Output file, written through a temporary file and renamed once complete.
-    format : {"lp", "mps"}
-    relax : bool, default False
-        Write the LP relaxation instead of the MIP.
+    instance, path, format, relax, backend, max_nonzeros, info
+        As :func:`lpsched.solvers.solve.write_model`.
     horizon : int, optional
         ``T`` in rounds after the earliest arrival; default ``min(T1, T2)`` with start
         windows, ``UB`` from the same heuristic as :func:`solve_exact` (list policies and
         ``local_search`` moves within 5 s), hence the same ``T`` as ``lpsched exact``.
-    backend : {"pyomo", "highs"}
-        ``pyomo``: the reference model with its names; ``highs``: the matrix build written
-        by HiGHS (fast for large instances).
-    max_nonzeros : int or None
-        Size limit; None: :data:`PYOMO_MAX_NONZEROS` (``pyomo``) or :data:`LP_MAX_NONZEROS`
-        (``highs``).
     local_search : int, default 4000
         Moves of the local search behind ``UB``; 0: list policies.
-    info : dict, optional
-        Receives ``horizon``, ``T1``, ``T2``, ``heuristic_tel`` (rounds), ``time_shift``
-        and ``windows``.
 
     Returns
     -------
     Path
-        ``path``.
+        ``path``, once the whole file is written.
 
     Raises
     ------
-    ValueError
-        Unknown format or backend. :class:`HorizonError` for a too short horizon.
-    LPTooLargeError
-        The model would have more than ``max_nonzeros`` non-zeros.
-    OSError
-        Naming ``path``: its folder does not exist or cannot be written, or the writer failed.
+    ValueError, LPTooLargeError, OSError
+        As :func:`lpsched.solvers.solve.write_model`.
     """
     _, _, limit = check_export_options(path, format, backend, max_nonzeros)
     refuse_if_surely_too_large(shift_arrivals(instance)[0], limit)
@@ -541,9 +520,9 @@ def export_model(
         _upper_schedule(instance, local_search, LOCAL_SEARCH_SECONDS),
         path,
         format,
+        backend,
+        limit,
         relax=relax,
         horizon=horizon,
-        backend=backend,
-        max_nonzeros=limit,
         info=info,
     )

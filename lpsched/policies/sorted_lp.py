@@ -40,7 +40,7 @@ import numpy as np
 
 from ..instance import Instance, is_int
 from ..solvers.aggregated import aggregated_lp
-from ..solvers.options import check_max_nonzeros
+from ..solvers.options import SolveOptions, check_max_nonzeros
 from ..solvers.result import LPTooLargeError
 from ..solvers.solve import solve_relaxation
 from .local_search import adjacent_swaps, best_heuristic, list_policy_starts
@@ -141,7 +141,8 @@ def lp_completion_times(
     limit = check_max_nonzeros(max_nonzeros)
     if lp != "aggregated":
         try:
-            sol = solve_relaxation(instance, best_heuristic(instance), horizon, max_nonzeros=limit)
+            options = SolveOptions(time_limit=None, max_nonzeros=limit)
+            sol = solve_relaxation(instance, best_heuristic(instance), options, horizon=horizon)
             return sol.fractional_completion()
         except LPTooLargeError:
             if lp == "full":

@@ -84,7 +84,7 @@ class Event:
     Attributes
     ----------
     time_s : float
-        Seconds since the solve started.
+        When it was found: seconds since the solve started.
     side : {"upper", "lower"}
         ``upper``: a better feasible schedule (``value`` its TEL); ``lower``: a better valid
         lower bound on the optimal TEL (``value`` the bound). Rounds.

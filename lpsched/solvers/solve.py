@@ -34,11 +34,13 @@ from ..formulations.horizon import Horizon, tight_horizon
 from ..formulations.time_indexed import build_model, time_indexed_matrix
 from ..instance import Instance
 from ..io.atomic import install_file
+from ..plugins import Registry
 from ..schedule import Schedule
 from .backends import cpsat, highs, pyomo
 from .options import (
     LP_MAX_NONZEROS,
     PYOMO_MAX_NONZEROS,
+    SolveOptions,
     check_max_nonzeros,
     check_mip_gap,
     check_size,
@@ -54,6 +56,7 @@ __all__ = [
     "SOLVERS",
     "EXPORT_FORMATS",
     "EXPORT_BACKENDS",
+    "LP_OPTIONS",
     "model_horizon",
     "check_mip_options",
     "check_export_options",
@@ -65,11 +68,17 @@ __all__ = [
 
 #: Exact back ends of :func:`solve_time_indexed`: name -> ``solve_mip(mat, *, start,
 #: time_limit, mip_gap, threads, verbose, progress, **options) -> Answer`` (``progress`` a
-#: :class:`~lpsched.solvers.progress.Progress` or None). A new back end is one module and one line.
-SOLVERS: dict[str, Callable[..., Answer]] = {
-    "highs": highs.solve_mip,
-    "cpsat": cpsat.solve_mip,
-}
+#: :class:`~lpsched.solvers.progress.Progress` or None), a :class:`~lpsched.plugins.Registry`
+#: whose built-ins are these. A new back end is one module and one line.
+SOLVERS: Registry[Callable[..., Answer]] = Registry(
+    "solver",
+    {
+        "highs": highs.solve_mip,
+        "cpsat": cpsat.solve_mip,
+    },
+)
+#: The options of the LP solves given none: no time limit, the default size limit.
+LP_OPTIONS = SolveOptions(time_limit=None)
 #: File formats and builders of :func:`write_model`.
 EXPORT_FORMATS = ("lp", "mps")
 EXPORT_BACKENDS = ("pyomo", "highs")
@@ -168,18 +177,15 @@ def _unshift(result: Result, instance: Instance, shift: int) -> Result:
 def solve_time_indexed(
     instance: Instance,
     schedule: Schedule,
+    options: SolveOptions | None = None,
     *,
     solver: str = "highs",
-    time_limit: float | None = 60.0,
-    mip_gap: float = 0.0,
     warm_start: bool = True,
     horizon: int | None = None,
     windows: bool = True,
     aggregate: bool = True,
     backend: str = "matrix",
-    threads: int | None = None,
     cover_cuts: int = 0,
-    max_nonzeros: int | None = None,
     progress: Observer | None = None,
 ) -> Result:
     """Solve the time-indexed MIP of SPEC section 3 from ``schedule``: the optimal TEL, or a
@@ -194,14 +200,16 @@ def solve_time_indexed(
     schedule : Schedule
         A feasible schedule of ``instance``: the ``UB`` behind ``T2`` and the windows, the MIP
         start (HiGHS) or hint (CP-SAT) and the fallback incumbent.
+    options : SolveOptions, optional
+        ``time_limit``: seconds for the build and the solve (default 60; None: no limit; a
+        build cut short by the limit ends with ``time-limit`` and ``schedule``); ``mip_gap``:
+        the relative gap in ``[0, 1]`` at which to stop (0: until optimality is proven);
+        ``threads``: solver threads (HiGHS threads, CP-SAT workers); ``max_nonzeros``: the
+        largest model to build (None: :data:`LP_MAX_NONZEROS`, or :data:`PYOMO_MAX_NONZEROS`
+        with ``backend="pyomo"``). Default: ``SolveOptions()``.
     solver : str
         A back end of :data:`SOLVERS`: ``"highs"`` (branch and cut) or ``"cpsat"`` (OR-Tools
         CP-SAT) on the same model.
-    time_limit : float or None, default 60
-        Seconds for the build and the solve, None for no limit; a build cut short by the
-        limit ends with ``time-limit`` and ``schedule``.
-    mip_gap : float, default 0.0
-        Relative gap in ``[0, 1]`` at which to stop; 0: until optimality is proven.
     warm_start : bool, default True
         Give ``schedule`` as MIP start or hint, and keep it as the fallback incumbent.
     horizon : int, optional
@@ -213,14 +221,9 @@ def solve_time_indexed(
     backend : {"matrix", "pyomo"}
         ``matrix``: the numpy build handed to highspy / CP-SAT. ``pyomo``: the reference Pyomo
         model solved by ``appsi_highs`` (HiGHS only; ``aggregate`` ignored).
-    threads : int, optional
-        Solver threads (HiGHS threads, CP-SAT workers): a positive integer.
     cover_cuts : int, default 0
         Rounds of GUB-cover cuts on the memory rows (:mod:`lpsched.formulations.cuts`) added
         to the HiGHS model before the MIP; matrix backend and HiGHS only.
-    max_nonzeros : int or None
-        Largest model to build; None: :data:`LP_MAX_NONZEROS`, or :data:`PYOMO_MAX_NONZEROS`
-        with ``backend="pyomo"``.
     progress : Observer, optional
         Receives the stage (``build``, ``solve``), the solver's incumbents, bounds and log.
 
@@ -235,10 +238,8 @@ def solve_time_indexed(
 
     Raises
     ------
-    HorizonError
-        ``horizon`` below ``min(T1, T2)``.
-    InfeasibleScheduleError
-        ``schedule`` infeasible.
+    HorizonError, InfeasibleScheduleError
+        As :func:`model_horizon`.
     LPTooLargeError
         The model would exceed ``max_nonzeros`` non-zeros.
     ValueError
@@ -249,8 +250,9 @@ def solve_time_indexed(
     Source: SPEC section 3 (the hindsight IP of Jaillet et al., arXiv 2502.07115). Windows and
     aggregation are ours; their effect is measured in ``benchmarks/bench_exact.py``.
     """
+    opts = SolveOptions() if options is None else options
     max_nonzeros, time_limit, mip_gap, threads = check_mip_options(
-        solver, backend, cover_cuts, max_nonzeros, time_limit, mip_gap, threads
+        solver, backend, cover_cuts, opts.max_nonzeros, opts.time_limit, opts.mip_gap, opts.threads
     )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
@@ -295,7 +297,7 @@ def solve_time_indexed(
         if answer is None and left is not None and left <= 0:
             answer = Answer(None, None, limit_reached=True, status_text="time limit reached")
         if answer is None:
-            options = {"cover_cuts": cover_cuts} if cover_cuts else {}
+            cuts = {"cover_cuts": cover_cuts} if cover_cuts else {}
             report.set_stage("solve")
             answer = SOLVERS[solver](
                 mat,
@@ -305,7 +307,7 @@ def solve_time_indexed(
                 threads=threads,
                 verbose=False,
                 progress=progress,  # None: no callbacks at all (they cost a little)
-                **options,
+                **cuts,
             )
     build_s = prep_s + answer.build_s
     res = exact_result(
@@ -348,15 +350,15 @@ def _remaining(deadline: float | None) -> float | None:
 def solve_relaxation(
     instance: Instance,
     schedule: Schedule,
-    horizon: int | None = None,
+    options: SolveOptions | None = None,
     *,
+    horizon: int | None = None,
     windows: bool | None = None,
     aggregate: bool = True,
-    max_nonzeros: int | None = None,
-    time_limit: float | None = None,
     progress: Observer | None = None,
 ) -> LPSolution:
-    """Solve the LP relaxation of the time-indexed model with HiGHS (the fast matrix path).
+    """Solve the LP relaxation of the time-indexed model with HiGHS (the fast matrix path): a
+    lower bound on the optimal TEL and the fractional solution that Sorted-LP orders by.
 
     Parameters
     ----------
@@ -365,6 +367,10 @@ def solve_relaxation(
     schedule : Schedule
         A feasible schedule of ``instance``: its TEL is the ``UB`` behind ``T2`` and the
         windows.
+    options : SolveOptions, optional
+        ``time_limit``: seconds for HiGHS (None: no limit); ``max_nonzeros``: refuse larger
+        models with :class:`LPTooLargeError` (None: :data:`LP_MAX_NONZEROS`). Default: no time
+        limit, the default size limit (:data:`LP_OPTIONS`).
     horizon : int, optional
         ``T`` (rounds after the earliest arrival); default ``min(T1, T2)``. Must be
         ``>= min(T1, T2)``.
@@ -373,11 +379,6 @@ def solve_relaxation(
         when a horizon is given (so ``horizon=T1`` is exactly the LP of SPEC section 3).
     aggregate : bool, default True
         Classes of identical requests (same LP value; :mod:`lpsched.formulations.time_indexed`).
-    max_nonzeros : int or None
-        Refuse larger models with :class:`LPTooLargeError` (a positive integer; None: the
-        default :data:`LP_MAX_NONZEROS`).
-    time_limit : float, optional
-        Seconds for HiGHS: None or a finite number ``> 0``.
     progress : Observer, optional
         Receives the stage and HiGHS' log (when its ``log`` is on).
 
@@ -396,8 +397,6 @@ def solve_relaxation(
         The model exceeds ``max_nonzeros``.
     RuntimeError
         HiGHS did not reach an optimal LP solution (e.g. time limit).
-    ValueError
-        ``time_limit`` out of range.
     KeyboardInterrupt
         Ctrl-C during the solve (HiGHS is stopped first).
 
@@ -406,8 +405,8 @@ def solve_relaxation(
     Source: SPEC section 3 (LP relaxation, ``0 <= x <= 1``). With windows the LP is that of a
     MIP with the same optimum, hence still a lower bound (:mod:`lpsched.formulations.horizon`).
     """
-    max_nonzeros = check_max_nonzeros(max_nonzeros)
-    time_limit = check_time_limit(time_limit)
+    opts = LP_OPTIONS if options is None else options
+    max_nonzeros = check_max_nonzeros(opts.max_nonzeros)
     t0 = time.perf_counter()
     windows = horizon is None if windows is None else windows
     instance, shift, hz = _shifted_horizon(instance, schedule, horizon, windows, max_nonzeros)
@@ -417,7 +416,7 @@ def solve_relaxation(
     build_s = time.perf_counter() - t0
     if progress is not None:
         progress.set_stage("LP")
-    value, x = highs.solve_lp(mat, time_limit, progress)
+    value, x = highs.solve_lp(mat, opts.time_limit, progress)
     if progress is not None:
         progress.update(bound=value)
     solve_s = time.perf_counter() - t0 - build_s
@@ -427,35 +426,30 @@ def solve_relaxation(
 def relaxation_bound(
     instance: Instance,
     schedule: Schedule,
-    horizon: int | None = None,
+    options: SolveOptions | None = None,
     *,
-    windows: bool | None = None,
     backend: str = "matrix",
-    max_nonzeros: int | None = None,
-    time_limit: float | None = None,
+    horizon: int | None = None,
+    windows: bool | None = None,
     progress: Observer | None = None,
 ) -> Result:
-    """The LP relaxation's value: a lower bound on the optimal TEL (rounds).
+    """The LP relaxation's value, a lower bound on the optimal TEL (rounds), by either build of
+    the model: :func:`solve_relaxation`'s matrix, or the reference Pyomo model.
 
     Parameters
     ----------
-    instance : Instance
-        Arrivals from any round on (solved on the axis shifted by the earliest arrival).
-    schedule : Schedule
-        A feasible schedule of ``instance`` (its TEL is the ``UB`` behind ``T2``).
+    instance, schedule, windows
+        As :func:`solve_relaxation`.
+    options : SolveOptions, optional
+        ``time_limit`` (seconds for HiGHS) and ``max_nonzeros`` (the size limit,
+        :class:`LPTooLargeError` above it; None: :data:`LP_MAX_NONZEROS`, or
+        :data:`PYOMO_MAX_NONZEROS` with ``backend="pyomo"``). Default: :data:`LP_OPTIONS`.
+    backend : {"matrix", "pyomo"}
+        ``matrix`` (fast, HiGHS via highspy) or the reference Pyomo model (``appsi_highs``).
     horizon : int, optional
         ``T`` (rounds after the earliest arrival); default ``min(T1, T2)`` (with start
         windows). At ``T = T1`` this is the plain LP of SPEC section 3; a smaller valid ``T``
         gives a value at least as large.
-    windows : bool, optional
-        See :func:`solve_relaxation`.
-    backend : {"matrix", "pyomo"}
-        ``matrix`` (fast, HiGHS via highspy) or the reference Pyomo model (``appsi_highs``).
-    max_nonzeros : int or None
-        Size limit (:class:`LPTooLargeError` above it); a positive integer, None: the default
-        (:data:`LP_MAX_NONZEROS`, :data:`PYOMO_MAX_NONZEROS` with ``backend="pyomo"``).
-    time_limit : float, optional
-        Seconds for HiGHS: None or a finite number ``> 0``.
     progress : Observer, optional
         See :func:`solve_relaxation` (matrix backend).
 
@@ -470,20 +464,14 @@ def relaxation_bound(
     HorizonError, LPTooLargeError, RuntimeError, ValueError, KeyboardInterrupt
         As :func:`solve_relaxation`.
     """
+    opts = LP_OPTIONS if options is None else options
     max_nonzeros = check_max_nonzeros(
-        max_nonzeros, PYOMO_MAX_NONZEROS if backend == "pyomo" else LP_MAX_NONZEROS
+        opts.max_nonzeros, PYOMO_MAX_NONZEROS if backend == "pyomo" else LP_MAX_NONZEROS
     )
-    time_limit = check_time_limit(time_limit)
     t0 = time.perf_counter()
     if backend == "matrix":
         sol = solve_relaxation(
-            instance,
-            schedule,
-            horizon,
-            windows=windows,
-            max_nonzeros=max_nonzeros,
-            time_limit=time_limit,
-            progress=progress,
+            instance, schedule, opts, horizon=horizon, windows=windows, progress=progress
         )
         mat = sol.matrix
         info = {
@@ -498,7 +486,7 @@ def relaxation_bound(
         raise ValueError(f"unknown backend {backend!r}; choose 'matrix' or 'pyomo'")
     windows = horizon is None if windows is None else windows
     instance, _, hz = _shifted_horizon(instance, schedule, horizon, windows, max_nonzeros)
-    value, columns = pyomo.solve_lp(instance, hz, time_limit)
+    value, columns = pyomo.solve_lp(instance, hz, opts.time_limit)
     info = {"columns": columns, "backend": backend}
     return Result.of_bound("lp", value, time.perf_counter() - t0, hz.T, info)
 
@@ -545,11 +533,11 @@ def write_model(
     schedule: Schedule,
     path: str | os.PathLike[str],
     format: str = "lp",
+    backend: str = "pyomo",
+    max_nonzeros: int | None = None,
     *,
     relax: bool = False,
     horizon: int | None = None,
-    backend: str = "pyomo",
-    max_nonzeros: int | None = None,
     info: dict[str, Any] | None = None,
 ) -> Path:
     """Write the time-indexed model (SPEC section 3) as an LP or MPS file for any solver.
@@ -567,11 +555,6 @@ def write_model(
         Output file. Written through a temporary file in the same folder, renamed once
         complete, so a failed write leaves no file.
     format : {"lp", "mps"}
-    relax : bool, default False
-        Write the LP relaxation instead of the MIP.
-    horizon : int, optional
-        ``T`` in rounds after the earliest arrival; default ``min(T1, T2)`` with start
-        windows. Must be ``>= min(T1, T2)``.
     backend : {"pyomo", "highs"}
         ``pyomo``: the reference model with its names (``x[i,k]``, ``assign[i]``,
         ``memory[t]``), for small and medium instances. ``highs``: the matrix build written
@@ -579,6 +562,11 @@ def write_model(
     max_nonzeros : int or None
         Size limit; None: :data:`PYOMO_MAX_NONZEROS` (``pyomo``) or :data:`LP_MAX_NONZEROS`
         (``highs``).
+    relax : bool, default False
+        Write the LP relaxation instead of the MIP.
+    horizon : int, optional
+        ``T`` in rounds after the earliest arrival; default ``min(T1, T2)`` with start
+        windows. Must be ``>= min(T1, T2)``.
     info : dict, optional
         Receives ``horizon``, ``T1``, ``T2``, ``heuristic_tel`` (rounds), ``time_shift``
         and ``windows``; the same facts head the file as comment lines.

@@ -28,8 +28,9 @@ Source: ours.
 
 from __future__ import annotations
 
-from importlib import import_module
+from operator import attrgetter
 
+from ...plugins import Registry, module_entries
 from ..method import Method
 
 __all__ = ["METHODS", "MODULES", "register_method", "bound_methods"]
@@ -49,10 +50,14 @@ MODULES = (
     "lns",
 )
 
-#: Every certify method by name, from the ``METHOD`` of each module of :data:`MODULES`.
-METHODS: dict[str, Method] = {
-    m.name: m for m in (import_module(f".{module}", __name__).METHOD for module in MODULES)
-}
+#: Every certify method by name, from the ``METHOD`` of each module of :data:`MODULES` (a
+#: :class:`~lpsched.plugins.Registry`: those are its built-ins), then those added by
+#: :func:`register_method`.
+METHODS: Registry[Method] = Registry(
+    "certify method",
+    module_entries(__name__, MODULES, attrgetter("METHOD")),
+    taken="a {kind} named {name!r} exists already",
+)
 
 
 def register_method(method: Method) -> None:
@@ -61,13 +66,12 @@ def register_method(method: Method) -> None:
     Raises
     ------
     ValueError
-        ``method`` is not a :class:`~lpsched.certify.method.Method`, or its name is taken.
+        ``method`` is not a :class:`~lpsched.certify.method.Method`, or its name is malformed,
+        built in or taken (:meth:`~lpsched.plugins.Registry.register`).
     """
     if not isinstance(method, Method):
         raise ValueError(f"register_method needs a Method, got {type(method).__name__}")
-    if method.name in METHODS:
-        raise ValueError(f"a certify method named {method.name!r} exists already")
-    METHODS[method.name] = method
+    METHODS.register(method)
 
 
 def bound_methods() -> list[str]:

@@ -19,13 +19,14 @@ import numpy as np
 
 from ...executor import execute
 from ...instance import Instance
-from ...policies.local_search import SEED_POLICIES, best_heuristic, list_policy_starts
+from ...policies.local_search import SEED_POLICIES
 from ...schedule import Schedule
 from ...solvers.aggregated import aggregated_lp
 from ...solvers.options import SolveOptions
 from ...solvers.progress import Observer
 from ...solvers.result import Result
 from ..method import Method
+from .colgen import seeded_lp
 from .lns import earliest_fit_schedule
 
 __all__ = ["METHOD", "aggregated_lp_bound", "lp_order_schedule"]
@@ -43,16 +44,10 @@ def aggregated_lp_bound(
 
     Parameters
     ----------
-    instance : Instance
-        Requests ``(s_i, o_i, a_i)`` and the KV-cache budget ``M`` (tokens); arrivals from any
-        round on.
-    schedule : Schedule, optional
-        A feasible schedule (its TEL gives the horizon and the start windows, its starts the
-        first columns). Default: the best list policy
-        (:func:`~lpsched.policies.local_search.best_heuristic`).
-    seed_policies : sequence of str
-        List policies whose schedules (strict and with backfill) are first columns
-        (:func:`~lpsched.policies.local_search.list_policy_starts`).
+    instance, schedule, seed_policies
+        As :func:`~lpsched.certify.methods.colgen.colgen_lp_bound`: the instance, the
+        schedule behind the horizon and the first columns (default: the best list policy),
+        and the list policies whose schedules are first columns too.
     **options
         The keyword options of :func:`~lpsched.solvers.aggregated.aggregated_lp`
         (``time_limit``, ``threads``, ``observer``, ``horizon``, ``windows``, ``width``,
@@ -70,10 +65,7 @@ def aggregated_lp_bound(
         An unknown seed policy, or an option out of range (as
         :func:`~lpsched.solvers.aggregated.aggregated_lp`).
     """
-    seeds = list_policy_starts(instance, seed_policies)
-    if schedule is None:
-        schedule = best_heuristic(instance)
-    return aggregated_lp(instance, schedule, seeds=seeds, **options)
+    return seeded_lp(aggregated_lp, instance, schedule, seed_policies, options)
 
 
 def lp_order_schedule(instance: Instance, mean_start: np.ndarray) -> Schedule:

@@ -8,7 +8,7 @@ Source: SPEC section 3; ours as a method.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...instance import Instance
@@ -20,7 +20,7 @@ from ...solvers.progress import Observer
 from ...solvers.result import Result
 from ..method import Method, solver_options
 
-__all__ = ["METHOD", "colgen_lp_bound"]
+__all__ = ["METHOD", "colgen_lp_bound", "seeded_lp"]
 
 
 def colgen_lp_bound(
@@ -63,10 +63,35 @@ def colgen_lp_bound(
         An unknown seed policy, or an option out of range (as
         :func:`~lpsched.solvers.colgen.colgen_lp`).
     """
+    return seeded_lp(colgen_lp, instance, schedule, seed_policies, options)
+
+
+def seeded_lp(
+    lp: Callable[..., Result],
+    instance: Instance,
+    schedule: Schedule | None,
+    seed_policies: Sequence[str],
+    options: Mapping[str, Any],
+) -> Result:
+    """``lp(instance, schedule, seeds=..., **options)``: an LP by column generation
+    (:func:`~lpsched.solvers.colgen.colgen_lp`, :func:`~lpsched.solvers.aggregated.aggregated_lp`)
+    whose first columns are ``schedule`` (None: the best list policy,
+    :func:`~lpsched.policies.local_search.best_heuristic`) and the schedules of
+    ``seed_policies`` (:func:`~lpsched.policies.local_search.list_policy_starts`).
+
+    Raises
+    ------
+    ValueError
+        An unknown seed policy, or what ``lp`` raises.
+
+    Notes
+    -----
+    Source: ours (the seeding of ``lp-colgen`` and ``lp-aggregated``).
+    """
     seeds = list_policy_starts(instance, seed_policies)
     if schedule is None:
         schedule = best_heuristic(instance)
-    return colgen_lp(instance, schedule, seeds=seeds, **options)
+    return lp(instance, schedule, seeds=seeds, **options)
 
 
 def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer) -> None:

@@ -43,7 +43,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -62,13 +62,12 @@ from ...solvers.options import (
     shift_arrivals,
 )
 from ...solvers.progress import Observer, Progress
-from ...solvers.result import LPTooLargeError, SolveStatus, run_interruptible
+from ...solvers.result import LPTooLargeError, Result, SolveStatus, run_interruptible
 from ..method import Method, solver_options
 
 __all__ = [
     "METHOD",
     "CPSAT_INTERVALS_MAX_NONZEROS",
-    "IntervalResult",
     "latency_caps",
     "solve_cpsat_intervals",
 ]
@@ -78,41 +77,6 @@ __all__ = [
 CPSAT_INTERVALS_MAX_NONZEROS = 1_000_000
 
 _EPS = 1e-6
-
-
-@dataclass
-class IntervalResult:
-    """Result of :func:`solve_cpsat_intervals`.
-
-    Attributes
-    ----------
-    schedule : Schedule
-        The best schedule found, feasible (checked); never worse than the input schedule
-        (which it is when CP-SAT found nothing better).
-    bound : float
-        CP-SAT's best objective bound on the model (rounds), at least ``sum_i o_i``; a valid
-        lower bound on the optimal TEL (module docstring).
-    status : SolveStatus
-        ``optimal`` when ``ceil(bound) >= TEL`` of ``schedule``, else ``feasible``.
-    runtime_s : float
-        Wall time of the whole call (seconds), build included.
-    info : dict
-        ``horizon``, ``slack``, ``columns``, ``nonzeros``, ``intervals``, ``build_s``,
-        ``solve_s``, ``solver_status``, ``threads``, ``input_tel``, ``improved`` (bool),
-        ``solutions`` (better schedules reported), ``time_shift``; ``stopped`` when the build
-        did not finish in the time limit; ``error`` if CP-SAT misbehaved.
-    """
-
-    schedule: Schedule
-    bound: float
-    status: SolveStatus
-    runtime_s: float
-    info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def objective(self) -> int:
-        """TEL of :attr:`schedule` (rounds)."""
-        return self.schedule.tel
 
 
 def _classes(instance: Instance) -> list[np.ndarray]:
@@ -223,7 +187,7 @@ def solve_cpsat_intervals(
     threads: int | None = None,
     observer: Observer | None = None,
     max_nonzeros: int | None = None,
-) -> IntervalResult:
+) -> Result:
     """Improve ``schedule`` with CP-SAT on the interval + time-indexed model, and bound the TEL.
 
     Parameters
@@ -248,9 +212,19 @@ def solve_cpsat_intervals(
 
     Returns
     -------
-    IntervalResult
-        The best schedule (feasible, TEL ``<=`` the input's), CP-SAT's bound and the status.
-        A build the time limit cuts short gives the input schedule and the bound ``sum o_i``.
+    Result
+        ``schedule`` the best schedule found (feasible, checked; TEL ``<=`` the input's, the
+        input itself when CP-SAT found nothing better), ``objective`` its TEL; ``bound``
+        CP-SAT's best objective bound (rounds, at least ``sum_i o_i``), a valid lower bound on
+        the optimal TEL (module docstring); ``status`` ``optimal`` when ``ceil(bound) >=
+        objective``, else ``feasible``; ``bound_method`` ``cpsat-intervals``,
+        ``upper_method`` the policy of ``schedule``; ``horizon`` the model's ``T``;
+        ``runtime_s`` the wall time of the whole call, build included. ``info`` has
+        ``horizon``, ``slack``, ``columns``, ``nonzeros``, ``intervals``, ``build_s``,
+        ``solve_s``, ``solver_status``, ``threads``, ``input_tel``, ``improved`` (bool),
+        ``solutions`` (better schedules reported), ``time_shift``; ``stopped`` when the build
+        did not finish in the time limit; ``error`` if CP-SAT misbehaved. A build the time
+        limit cuts short gives the input schedule and the bound ``sum o_i``.
 
     Raises
     ------
@@ -399,7 +373,7 @@ class _Search:
 
     def run(
         self, model, p: list, remaining: float | None, threads: int | None, deadline: float | None
-    ) -> IntervalResult:
+    ) -> Result:
         """Run CP-SAT on ``model`` (start variables ``p``) and return what it found."""
         from ortools.sat.python import cp_model
 
@@ -447,8 +421,9 @@ class _Search:
             raise KeyboardInterrupt
         return self.result(text, solve_s)
 
-    def result(self, status_text: str, solve_s: float = 0.0) -> IntervalResult:
-        """The :class:`IntervalResult` of what was found (CP-SAT's ``status_text``)."""
+    def result(self, status_text: str, solve_s: float = 0.0) -> Result:
+        """The :class:`~lpsched.solvers.result.Result` of what was found (CP-SAT's
+        ``status_text``)."""
         best, bound, info = self.best, float(self.bound), self.info
         info.update(solver_status=status_text, solve_s=solve_s, improved=best is not self.schedule)
         if self.error is not None:
@@ -457,11 +432,14 @@ class _Search:
         bound = float(best.tel) if optimal else bound
         if self.progress is not None:
             self.progress.update(incumbent=best.tel, bound=bound)
-        return IntervalResult(
-            schedule=best,
-            bound=bound,
-            status=SolveStatus.OPTIMAL if optimal else SolveStatus.FEASIBLE,
+        return Result.of_schedule(
+            SolveStatus.OPTIMAL if optimal else SolveStatus.FEASIBLE,
+            best,
+            bound,
+            bound_method="cpsat-intervals",
+            upper_method=best.policy or None,
             runtime_s=time.perf_counter() - self.t0,
+            horizon=info["horizon"],
             info=info,
         )
 
@@ -475,7 +453,8 @@ def run(instance: Instance, schedule: Schedule, options: SolveOptions, observer:
     res = solve_cpsat_intervals(
         instance, schedule, max_nonzeros=options.max_nonzeros, **solver_options(options, observer)
     )
-    observer.on_incumbent(res.schedule)
+    if res.schedule is not None:  # always: the input schedule at worst
+        observer.on_incumbent(res.schedule)
     observer.on_bound(res.bound)
 
 

@@ -73,7 +73,6 @@ __all__ = [
     "SUB_SOLVERS",
     "ResidualMemory",
     "earliest_fit_schedule",
-    "NeighbourhoodResult",
     "solve_neighbourhood",
     "improve_lns",
 ]
@@ -155,7 +154,7 @@ class ResidualMemory:
 
 
 @dataclass
-class NeighbourhoodResult:
+class _Neighbourhood:
     """The answer of :func:`solve_neighbourhood`.
 
     Attributes
@@ -300,7 +299,7 @@ def solve_neighbourhood(
     solver: str = "highs",
     time_limit: float | None = None,
     threads: int | None = None,
-) -> NeighbourhoodResult:
+) -> _Neighbourhood:
     """Re-solve the starts of a few free requests exactly in a residual memory capacity.
 
     Solves ``min sum_i p_i`` over ``p_i in [lo_i, hi_i]`` subject to
@@ -325,8 +324,10 @@ def solve_neighbourhood(
 
     Returns
     -------
-    NeighbourhoodResult
-        ``start`` is checked in exact integer arithmetic against ``R``.
+    _Neighbourhood
+        The sub-MIP's answer: ``start`` (or None), ``objective``, ``optimal``, ``rejected``,
+        its size and ``seconds`` (the class's attributes); ``start`` is checked in exact
+        integer arithmetic against ``R``.
 
     Raises
     ------
@@ -354,7 +355,7 @@ def solve_neighbourhood(
     if current is not None:
         ks = [np.union1d(ks[u], [int(current[u])]) for u in range(k)]
     if any(c.size == 0 for c in ks):
-        return NeighbourhoodResult(None, None, True, seconds=time.perf_counter() - t_begin)
+        return _Neighbourhood(None, None, True, seconds=time.perf_counter() - t_begin)
     col_unit = np.repeat(np.arange(k, dtype=np.int64), [c.size for c in ks])
     col_start = np.concatenate(ks)
     col_o = o[col_unit]
@@ -410,7 +411,7 @@ def solve_neighbourhood(
         x0[[int(offset[u] + np.searchsorted(ks[u], current[u])) for u in range(k)]] = 1.0
     run = _run_highs if solver == "highs" else _run_cpsat
     x, optimal = run(mat, x0, time_limit, threads)
-    out = NeighbourhoodResult(None, None, optimal, columns=ncol, rows=int(rows.size), nnz=nnz)
+    out = _Neighbourhood(None, None, optimal, columns=ncol, rows=int(rows.size), nnz=nnz)
     if x is not None:
         start = mat.starts_from_values(x)
         if _fits(R, s, o, start):

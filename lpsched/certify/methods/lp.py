@@ -41,12 +41,7 @@ def run(
         HiGHS did not solve the LP within ``options.time_limit``.
     """
     res = relaxation_bound(
-        instance,
-        schedule,
-        max_nonzeros=options.max_nonzeros,
-        time_limit=options.time_limit,
-        progress=observer,
-        **options.method_options.get("lp", {}),
+        instance, schedule, options, progress=observer, **options.method_options.get("lp", {})
     )
     observer.on_bound(res.bound)
     return res.info | {"horizon": res.horizon}

@@ -30,27 +30,20 @@ def run(
     """Report the solver's incumbent and its proven bound to ``observer``; the contract is
     :class:`~lpsched.certify.method.Method`.
 
-    ``options.method_options["mip"]`` holds keyword options of
-    :func:`~lpsched.solvers.solve.solve_time_indexed` (``solver``, ``mip_gap``,
-    ``warm_start``, ``horizon``, ``windows``, ``aggregate``, ``backend``, ``cover_cuts``);
-    ``mip_gap``, ``threads`` and ``max_nonzeros`` default to ``options``'.
+    ``options`` (its ``time_limit``, ``mip_gap``, ``threads``, ``max_nonzeros``) goes to
+    :func:`~lpsched.solvers.solve.solve_time_indexed`; ``options.method_options["mip"]`` holds
+    its keyword options (``solver``, ``warm_start``, ``horizon``, ``windows``, ``aggregate``,
+    ``backend``, ``cover_cuts``) and may give ``mip_gap`` instead of ``options``'.
 
     Returns
     -------
     dict
         ``horizon``, ``status`` (how the solve ended) and :data:`FACTS` (those reported).
     """
-    kwargs: dict[str, Any] = {"mip_gap": options.mip_gap}
-    kwargs.update(options.method_options.get("mip", {}))
-    res = solve_time_indexed(
-        instance,
-        schedule,
-        time_limit=options.time_limit,
-        threads=options.threads,
-        max_nonzeros=options.max_nonzeros,
-        progress=observer,
-        **kwargs,
-    )
+    kwargs = dict(options.method_options.get("mip", {}))
+    if "mip_gap" in kwargs:
+        options = options.replace(mip_gap=kwargs.pop("mip_gap"))
+    res = solve_time_indexed(instance, schedule, options, progress=observer, **kwargs)
     if res.schedule is not None:
         observer.on_incumbent(res.schedule)
     observer.on_bound(res.bound)
