@@ -28,7 +28,7 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 @click.command()
 @click.argument("instance")
 @click.argument("schedule_file", metavar="SCHEDULE")
-@json_option
+@json_option()
 @time_model_option("print TEL, latency, TTFT, TPOT and tokens/s in seconds")
 @import_option
 @bad_input

@@ -12,7 +12,7 @@ import click
 from ..interrupts import signals_as_interrupt
 from ..research.reproductions.choices import StudyChoiceError
 from ..research.reproductions.options import study_options, taking
-from ..research.reproductions.registry import REPRODUCTIONS
+from ..research.reproductions.registry import REPRODUCTIONS, describe_reproductions
 from ..sweeps.engine import SweepWorkerError
 from .common import (
     RegistryChoice,
@@ -24,13 +24,7 @@ from .common import (
 )
 
 
-def _epilog() -> str:
-    """The list of reproductions under ``--help``."""
-    lines = ["\b", "Reproductions:"]
-    return "\n".join(lines + [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()])
-
-
-@click.command(epilog=_epilog())
+@click.command(epilog=f"\b\nReproductions:\n{describe_reproductions()}")
 @click.argument("name", type=RegistryChoice(REPRODUCTIONS))
 @click.option(
     "--out",

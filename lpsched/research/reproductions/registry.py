@@ -21,7 +21,14 @@ from types import ModuleType
 
 from ...plugins import Registry, module_entries
 
-__all__ = ["Reproduction", "MODULES", "REPRODUCTIONS", "register_reproduction", "accepts"]
+__all__ = [
+    "Reproduction",
+    "MODULES",
+    "REPRODUCTIONS",
+    "register_reproduction",
+    "accepts",
+    "describe_reproductions",
+]
 
 
 @dataclass(frozen=True)
@@ -83,3 +90,9 @@ def register_reproduction(reproduction: Reproduction) -> Reproduction:
         Source: ours.
     """
     return REPRODUCTIONS.register(reproduction)
+
+
+def describe_reproductions() -> str:
+    """The registered reproductions as text, one line each: name and description (``lpsched
+    reproduce --help``). Source: ours."""
+    return "\n".join(f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values())
