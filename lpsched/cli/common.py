@@ -20,7 +20,7 @@ import click
 from ..instance import Instance, InstanceError, OptionError, one_line
 from ..interrupts import signals_as_interrupt
 from ..io import check_output as check_output
-from ..io import default_instance, read_instance
+from ..io import default_instance, read_instance, write_schedule
 from ..plugins import PluginError, import_plugins
 from ..policies.registry import PolicySelectionError
 from ..policies.selection import parse_policy_options
@@ -126,6 +126,18 @@ def interrupted(message: str) -> NoReturn:
     sys.exit(EXIT_INTERRUPTED)
 
 
+@contextlib.contextmanager
+def interruptible(message: str) -> Iterator[None]:
+    """Run the block with Ctrl-C and SIGTERM as ``KeyboardInterrupt``
+    (:func:`lpsched.interrupts.signals_as_interrupt`); on one, exit as :func:`interrupted`,
+    saying ``message``."""
+    with signals_as_interrupt():
+        try:
+            yield
+        except KeyboardInterrupt:
+            interrupted(message)
+
+
 def solve_and_report(
     instance: str | None,
     command: str,
@@ -148,20 +160,16 @@ def solve_and_report(
     printed, then the run exits with 1, the solver's error on standard error. Returns the
     result. Source: ours.
     """
-    from ..io import write_schedule
     from ..solvers.progress import cli_progress
 
-    with signals_as_interrupt():
-        try:
-            inst = load_instance(instance)
-            with solver_chatter_to_stderr(), cli_progress(verbose, command) as progress:
-                res = call(inst, progress)
-            if output is not None and res.schedule is not None:
-                write_schedule(res.schedule, output)
-            text = json.dumps(res.to_dict(command)) if as_json else res.summary(command, output)
-            click.echo(text)
-        except KeyboardInterrupt:
-            interrupted(nothing)
+    with interruptible(nothing):
+        inst = load_instance(instance)
+        with solver_chatter_to_stderr(), cli_progress(verbose, command) as progress:
+            res = call(inst, progress)
+        if output is not None and res.schedule is not None:
+            write_schedule(res.schedule, output)
+        text = json.dumps(res.to_dict(command)) if as_json else res.summary(command, output)
+        click.echo(text)
     if res.status is SolveStatus.INTERRUPTED:
         kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
         interrupted(f"reported the best schedule and bound found so far{kept}")
@@ -309,8 +317,9 @@ import_option = click.option(
 
 
 def time_model_option(what: str):
-    """``--time-model NAME[:key=value,...]``: read the schedules in seconds (SPEC section 10)."""
-    return click.option(
+    """``--time-model NAME[:key=value,...]``: read the schedules in seconds (SPEC section 10),
+    and ``--import`` (a plug-in time model)."""
+    option = click.option(
         "--time-model",
         "model",
         metavar="NAME[:KEY=VALUE,...]",
@@ -319,6 +328,7 @@ def time_model_option(what: str):
         "10): unit, linear, a fitted profile or a plug-in ('lpsched time-models' lists them), "
         "parameters after a colon, e.g. 'linear:base_s=0.02,prefill_token_s=2e-4'.",
     )
+    return lambda fn: option(import_option(fn))
 
 
 def policy_options(what: str):
@@ -335,4 +345,4 @@ def policy_options(what: str):
         "an int (12), a float (0.5, 1e-3) or else a string (swap). An option that no selected "
         "policy declares is refused.",
     )
-    return lambda fn: option(time_model_option(what)(import_option(fn)))
+    return lambda fn: option(time_model_option(what)(fn))

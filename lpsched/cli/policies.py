@@ -63,9 +63,8 @@ _lp_nonzeros = max_nonzeros_option("20,000,000; the LP of sorted-lp")
 @json_option()
 @_lp_nonzeros
 @policy_options(
-    "print TEL, latency, TTFT, TPOT and tokens/s in seconds beside the rounds; on an instance "
-    "with arrivals in seconds (arrival_s) the online policies admit on its clock, which "
-    "changes their schedules"
+    "print TEL, latency, TTFT, TPOT and tokens/s in seconds beside the rounds (with arrival_s: "
+    "its clock, above)"
 )
 @bad_input
 def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model) -> None:
@@ -101,8 +100,8 @@ def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model
 @_lp_nonzeros
 @json_option("one JSON summary (policy, TEL, mean latency, ...; with the schedule without -o)")
 @policy_options(
-    "record the model and each request's latency, TTFT and TPOT in the file; on an instance "
-    "with arrivals in seconds (arrival_s) the online policies admit on its clock"
+    "record the model and each request's latency, TTFT and TPOT in the file (with arrival_s: "
+    "its clock, above)"
 )
 @bad_input
 def schedule(

@@ -20,13 +20,12 @@ from .common import (
     best_schedule_option,
     check_output,
     finite,
-    interrupted,
+    interruptible,
     json_option,
     load_instance,
     max_nonzeros_option,
     output_option,
     seed_option,
-    signals_as_interrupt,
     solve_and_report,
     solver_chatter_to_stderr,
     time_limit_option,
@@ -173,21 +172,11 @@ def export(instance, fmt, relax, backend, output, max_nonzeros, as_json) -> None
     """
     check_output(output, instance)
     facts: dict = {}
-    with signals_as_interrupt():
-        try:
-            inst = load_instance(instance)
-            with solver_chatter_to_stderr():
-                export_model(
-                    inst,
-                    output,
-                    fmt,
-                    relax=relax,
-                    backend=backend,
-                    max_nonzeros=max_nonzeros,
-                    info=facts,
-                )
-        except KeyboardInterrupt:
-            interrupted(f"{output} not written")
+    with interruptible(f"{output} not written"), solver_chatter_to_stderr():
+        inst = load_instance(instance)
+        export_model(
+            inst, output, fmt, relax=relax, backend=backend, max_nonzeros=max_nonzeros, info=facts
+        )
     if as_json:
         click.echo(json.dumps({"output": output, "format": fmt, "relax": relax, **facts}))
     click.echo(f"wrote {output}: {horizon_line(facts)}", err=True)
