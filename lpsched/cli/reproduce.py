@@ -12,7 +12,7 @@ import click
 from ..interrupts import signals_as_interrupt
 from ..research.reproductions.choices import StudyChoiceError
 from ..research.reproductions.options import study_options, taking
-from ..research.reproductions.registry import REPRODUCTIONS, describe_reproductions
+from ..research.reproductions.registry import REPRODUCTIONS
 from ..sweeps.engine import SweepWorkerError
 from .common import (
     RegistryChoice,
@@ -24,7 +24,10 @@ from .common import (
 )
 
 
-@click.command(epilog=f"\b\nReproductions:\n{describe_reproductions()}")
+@click.command(
+    epilog="\b\nReproductions:\n"
+    + "\n".join(f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values())
+)
 @click.argument("name", type=RegistryChoice(REPRODUCTIONS))
 @click.option(
     "--out",

@@ -21,14 +21,7 @@ from types import ModuleType
 
 from ...plugins import Registry, module_entries
 
-__all__ = [
-    "Reproduction",
-    "MODULES",
-    "REPRODUCTIONS",
-    "register_reproduction",
-    "accepts",
-    "describe_reproductions",
-]
+__all__ = ["Reproduction", "MODULES", "REPRODUCTIONS", "register_reproduction", "accepts"]
 
 
 @dataclass(frozen=True)
@@ -90,9 +83,3 @@ def register_reproduction(reproduction: Reproduction) -> Reproduction:
         Source: ours.
     """
     return REPRODUCTIONS.register(reproduction)
-
-
-def describe_reproductions() -> str:
-    """The registered reproductions as text, one line each: name and description (``lpsched
-    reproduce --help``). Source: ours."""
-    return "\n".join(f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values())
