@@ -6,7 +6,8 @@ time model the same schedules read in seconds), the policies that could not run 
 instance (a documented refusal: the LP of ``sorted-lp`` too large, GBA-D's profile too long),
 and the seed paper's headline ratios (FCFS / Sorted-F, MC-SF / Sorted-F) measured here.
 :meth:`Comparison.summary` is the text of ``lpsched run`` and :meth:`Comparison.to_dict` its
-``--json``; :func:`default_policies` and :func:`check_clock` choose and check its policies.
+``--json``; :func:`default_policies` and :func:`check_clock` choose and check its policies, and
+:func:`select_compared_policies` reads them from ``--policies``.
 Notebooks and reproductions can call all of them too.
 
 Source: ours; the paper's ratios are arXiv 2508.06133, section 6.
@@ -14,7 +15,7 @@ Source: ours; the paper's ratios are arXiv 2508.06133, section 6.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from .generators.workloads import MIXTURES, PAPER_MEMORY, PAPER_N, headline_rati
 from .instance import Instance
 from .policies.pipeline import ProfileTooLongError
 from .policies.registry import CLOCK_POLICIES, PolicySelectionError, parse_policy, run_policy
+from .policies.selection import select_policies
 from .policies.sorted_f import resolve_phase1
 from .solvers.result import LPTooLargeError
 from .timing import TimeModel, to_seconds
@@ -37,6 +39,7 @@ __all__ = [
     "check_clock",
     "compare_policies",
     "default_policies",
+    "select_compared_policies",
 ]
 
 #: The refusals that skip a policy instead of stopping the comparison.
@@ -343,3 +346,56 @@ def compare_policies(
     return Comparison(
         instance, results, skipped, paper, papers_setting, time_model, clocked, phase1
     )
+
+
+def select_compared_policies(
+    text: str | None,
+    options: Mapping[str, Any],
+    load: Callable[[], Instance],
+    time_model: TimeModel | None = None,
+    *,
+    reserved: Mapping[str, str] | None = None,
+) -> tuple[Instance, list[str]]:
+    """The instance and the policies that ``lpsched run --policies text`` compares on it.
+
+    Parameters
+    ----------
+    text : str or None
+        ``a,b,...``: the exact list, checked before ``load`` is called (a misspelled name is
+        reported before the file is read). ``+a,+b,...`` adds to the default of the instance,
+        None is that default (:func:`default_policies`); both are read once it is loaded.
+    options : mapping
+        The policy options, checked against the policies
+        (:func:`lpsched.policies.selection.select_policies`).
+    load : callable
+        Returns the instance; called once.
+    time_model : TimeModel, optional
+        The time model of the comparison: the default policies and :func:`check_clock` depend
+        on it.
+    reserved : mapping, optional
+        Options the caller sets itself, refused in ``options``, each with the reason shown.
+
+    Returns
+    -------
+    tuple of (Instance, list of str)
+
+    Raises
+    ------
+    lpsched.instance.OptionError
+        A list or options refused by :func:`~lpsched.policies.selection.select_policies`.
+    PolicySelectionError
+        Policies that admit by arrival rounds on a clock (:func:`check_clock`).
+
+    Notes
+    -----
+    Source: ours (``lpsched run``).
+    """
+    exact = text is not None and not text.strip().startswith("+")
+    if exact:
+        names = select_policies(text, options, reserved=reserved)
+    instance = load()
+    if not exact:
+        default = default_policies(instance, time_model)
+        names = select_policies(text, options, default=default, reserved=reserved)
+    check_clock(instance, time_model, names)
+    return instance, names

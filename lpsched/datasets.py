@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tabulate import tabulate
+
 __all__ = [
     "Trace",
     "TRACES",
@@ -44,6 +46,7 @@ __all__ = [
     "trace_url",
     "is_cached",
     "describe_traces",
+    "traces_table",
     "fetch",
     "cached_trace_dir",
     "skipped",
@@ -338,3 +341,16 @@ def skipped(what: str, names: Sequence[str]) -> str:
     )
     print(f"lpsched: {note}", file=sys.stderr, flush=True)
     return note
+
+
+def traces_table() -> str:
+    """The registered traces as a table (name, file, rows, licence, repository, cached) and
+    the cache folder under it (``lpsched traces list``).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    keys = ["name", "file", "rows", "licence", "repository", "cached"]
+    table = tabulate([[r[k] for k in keys] for r in describe_traces()], headers=keys)
+    return f"{table}\ncache: {cache_dir()}"

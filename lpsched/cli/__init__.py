@@ -56,10 +56,11 @@ def main() -> None:
     """lpsched: batch scheduling of LLM requests under a KV-cache budget (TEL, rounds)."""
 
 
-for command in (
-    policies.run, policies.schedule, policies.priorities, policies.list_policies,
-    timing.list_time_models, check.check, check.plot, generate.generate_cmd, generate.gadget,
-    solvers.exact, solvers.bound, solvers.export, solvers.certify, reproduce.reproduce,
-    traces.traces,
-):  # fmt: skip
-    main.add_command(command)
+for commands in (  # by command module
+    (policies.run, policies.schedule, policies.priorities, policies.list_policies),
+    (timing.list_time_models, check.check, check.plot),
+    (generate.generate_cmd, generate.gadget, reproduce.reproduce, traces.traces),
+    (solvers.exact, solvers.bound, solvers.export, solvers.certify),
+):
+    for command in commands:
+        main.add_command(command)

@@ -12,7 +12,6 @@ import click
 from ..io import check_output, check_schedule_file, read_schedule
 from .common import (
     bad_input,
-    import_option,
     json_option,
     load_instance,
     output_option,
@@ -28,9 +27,8 @@ PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 @click.command()
 @click.argument("instance")
 @click.argument("schedule_file", metavar="SCHEDULE")
-@json_option
+@json_option()
 @time_model_option("print TEL, latency, TTFT, TPOT and tokens/s in seconds")
-@import_option
 @bad_input
 def check(instance, schedule_file, as_json, model) -> None:
     """Check that SCHEDULE (schedule JSON, SPEC section 9) is feasible for INSTANCE.
@@ -69,15 +67,13 @@ def check(instance, schedule_file, as_json, model) -> None:
     help="Up to this many requests one labelled bar each; above, every request one thin line.",
 )
 @time_model_option("draw against seconds instead of rounds")
-@import_option
 @bad_input
 def plot(instance, schedule_file, output, color, phase1, max_requests, model) -> None:
     """Draw SCHEDULE of INSTANCE: a Gantt chart over the memory profile, M drawn.
 
     Rows are requests ordered by start, bars from start to completion (evicted runs hatched),
     coloured by workload class or Sorted-F batch; the memory panel stacks the KV cache held
-    by each colour. With --time-model the axis is seconds (each round as long as the model
-    says). An infeasible schedule is drawn too (a note says so).
+    by each colour. An infeasible schedule is drawn too (a note says so).
     """
     if Path(output).suffix.lower() not in PLOT_SUFFIXES:
         raise click.BadParameter(

@@ -20,14 +20,13 @@ import click
 from ..instance import Instance, InstanceError, OptionError, one_line
 from ..interrupts import signals_as_interrupt
 from ..io import check_output as check_output
-from ..io import default_instance, read_instance
+from ..io import default_instance, read_instance, write_schedule
 from ..plugins import PluginError, import_plugins
 from ..policies.registry import PolicySelectionError
 from ..policies.selection import parse_policy_options
-from ..policies.sorted_f import PHASE1_SOLVERS, resolve_phase1
-from ..solvers.options import MAX_THREADS
+from ..policies.sorted_f import PHASE1_SOLVERS
 from ..solvers.result import Result, SolveStatus
-from ..timing.model import TimeModel, TimeModelError
+from ..timing.model import TimeModelError
 from ..timing.registry import parse_time_model
 
 #: Exit code of a run stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's convention).
@@ -35,23 +34,9 @@ EXIT_INTERRUPTED = 130
 
 
 def load_instance(path: str | None) -> Instance:
-    """The instance file ``path``, or the shipped default without one (a trace CSV is refused
-    with the command that makes an instance of it)."""
-    if path is None:
-        return default_instance()
-    if path.lower().endswith(".csv"):
-        raise InstanceError(
-            f"{path}: a trace CSV has no memory budget; make an instance first with "
-            f"'lpsched generate --trace {path} -n N --memory M -o instance.json'"
-        )
-    return read_instance(path)
-
-
-def phase1_for(instance: Instance, phase1: str | None) -> str:
-    """The Sorted-F Phase-1 solver of the commands: ``phase1`` if given, else what ``auto``
-    stands for at the instance's size (:func:`lpsched.policies.sorted_f.resolve_phase1`, the
-    one rule, which ``run_policy`` applies too)."""
-    return resolve_phase1(phase1 or "auto", instance.n, instance.memory)
+    """The instance file ``path`` (:func:`lpsched.io.read_instance`), or the shipped default
+    without one."""
+    return default_instance() if path is None else read_instance(path)
 
 
 class RegistryChoice(click.Choice):
@@ -141,6 +126,18 @@ def interrupted(message: str) -> NoReturn:
     sys.exit(EXIT_INTERRUPTED)
 
 
+@contextlib.contextmanager
+def interruptible(message: str) -> Iterator[None]:
+    """Run the block with Ctrl-C and SIGTERM as ``KeyboardInterrupt``
+    (:func:`lpsched.interrupts.signals_as_interrupt`); on one, exit as :func:`interrupted`,
+    saying ``message``."""
+    with signals_as_interrupt():
+        try:
+            yield
+        except KeyboardInterrupt:
+            interrupted(message)
+
+
 def solve_and_report(
     instance: str | None,
     command: str,
@@ -150,6 +147,7 @@ def solve_and_report(
     as_json: bool,
     verbose: bool,
     nothing: str,
+    exit_on_error: bool = False,
 ) -> Result:
     """The one printer of ``exact``, ``bound`` and ``certify``: load INSTANCE, run
     ``call(instance, progress)`` (a :class:`~lpsched.solvers.result.Result`) with live progress,
@@ -158,25 +156,27 @@ def solve_and_report(
 
     A result with status ``interrupted`` (Ctrl-C or SIGTERM) is printed and written, then the
     run exits with :data:`EXIT_INTERRUPTED`; ``nothing`` says what was lost when it stops
-    before any result. Returns the result. Source: ours.
+    before any result. With ``exit_on_error`` (``exact``), a result with status ``error`` is
+    printed, then the run exits with 1, the solver's error on standard error. Returns the
+    result. Source: ours.
     """
-    from ..io import write_schedule
     from ..solvers.progress import cli_progress
 
-    with signals_as_interrupt():
-        try:
-            inst = load_instance(instance)
-            with solver_chatter_to_stderr(), cli_progress(verbose, command) as progress:
-                res = call(inst, progress)
-            if output is not None and res.schedule is not None:
-                write_schedule(res.schedule, output)
-            text = json.dumps(res.to_dict(command)) if as_json else res.summary(command, output)
-            click.echo(text)
-        except KeyboardInterrupt:
-            interrupted(nothing)
+    with interruptible(nothing):
+        inst = load_instance(instance)
+        with solver_chatter_to_stderr(), cli_progress(verbose, command) as progress:
+            res = call(inst, progress)
+        if output is not None and res.schedule is not None:
+            write_schedule(res.schedule, output)
+        text = json.dumps(res.to_dict(command)) if as_json else res.summary(command, output)
+        click.echo(text)
     if res.status is SolveStatus.INTERRUPTED:
         kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
         interrupted(f"reported the best schedule and bound found so far{kept}")
+    if exit_on_error and res.status is SolveStatus.ERROR:
+        why = res.info.get("error", "the solver failed")
+        click.echo(f"lpsched: error: {instance}: status error: {why}", err=True)
+        sys.exit(1)
     return res
 
 
@@ -187,24 +187,27 @@ def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> f
     return value
 
 
-def floats(text: str, option: str) -> list[float]:
-    """The comma-separated numbers of ``option`` (a usage error otherwise)."""
-    try:
-        return [float(x) for x in text.split(",")]
-    except ValueError:
-        raise click.BadParameter(
-            f"expected comma-separated numbers, got {text!r}", param_hint=option
-        ) from None
+def parsed_by(parse: Callable[[Any], Any]) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """An option callback: the option's value through ``parse`` (None stays None), what a
+    plug-in prints on import sent to standard error. An unknown name (``KeyError``) or a
+    refused value (:class:`~lpsched.instance.OptionError`,
+    :class:`~lpsched.timing.model.TimeModelError`, :class:`~lpsched.plugins.PluginError`) is a
+    usage error on one line (exit code 2), naming the option (an ``OptionError``'s own, if
+    set)."""
 
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            with solver_chatter_to_stderr():
+                return parse(value)
+        except KeyError as exc:  # an unknown name: the message is its argument
+            raise click.BadParameter(one_line(str(exc.args[0] if exc.args else exc))) from None
+        except (OptionError, TimeModelError, PluginError) as exc:
+            hint = getattr(exc, "option", None)
+            raise click.BadParameter(one_line(str(exc)), param_hint=hint) from None
 
-def _policy_option_pairs(
-    ctx: click.Context, param: click.Parameter, pairs: tuple[str, ...]
-) -> dict[str, Any]:
-    """Option callback of ``--option``: :func:`lpsched.policies.selection.parse_policy_options`."""
-    try:
-        return parse_policy_options(pairs)
-    except OptionError as exc:
-        raise click.BadParameter(str(exc), param_hint=exc.option) from None
+    return callback
 
 
 @contextlib.contextmanager
@@ -231,14 +234,17 @@ def flag(*decls: str, help: str):
     return click.option(*decls, is_flag=True, help=help)
 
 
-#: ``--json``: one JSON object on standard output instead of the table.
-json_option = flag("--json", "as_json", help="Print one JSON object.")
+def json_option(what: str = "one JSON object"):
+    """``--json``: print ``what`` on standard output instead of the table."""
+    return flag("--json", "as_json", help=f"Print {what}.")
+
 
 verbose_option = flag(
     "-v",
     "--verbose",
     help="Stream the solver log, with an incumbent / bound / gap line every 2 s, on standard "
-    "error (default: one live line when standard error is a terminal).",
+    "error (default: one live line (elapsed time, incumbent, bound, gap) on a terminal, that "
+    "line every 30 s otherwise).",
 )
 
 
@@ -268,14 +274,6 @@ def time_limit_option(help: str):
     )
 
 
-#: ``--threads``: the solvers' threads (``certify``).
-threads_option = click.option(
-    "--threads",
-    type=click.IntRange(min=1, max=MAX_THREADS),
-    help="HiGHS / CP-SAT threads (default: theirs).",
-)
-
-
 def max_nonzeros_option(default: str):
     """``--max-nonzeros N``: the model-size limit (``lpsched.solvers.solve``, README "Limits")."""
     return click.option(
@@ -289,13 +287,7 @@ def max_nonzeros_option(default: str):
 
 
 #: ``-o FILE`` of ``exact`` and ``certify``: the best schedule found, as schedule JSON.
-best_schedule_option = click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the best schedule found as schedule JSON.",
-)
+best_schedule_option = output_option("Write the best schedule found as schedule JSON.", False)
 
 
 def phase1_option(note: str = "(default as for 'run')"):
@@ -307,23 +299,9 @@ def phase1_option(note: str = "(default as for 'run')"):
     )
 
 
-def _import_modules(
-    ctx: click.Context, param: click.Parameter, modules: tuple[str, ...]
-) -> tuple[str, ...]:
-    """Option callback of ``--import``: import the modules (which call
-    :func:`lpsched.register_policy` or :func:`lpsched.register_time_model`) before the policy
-    and time-model names are checked. The current directory is searched first, as by
-    ``python -m``."""
-    if modules:
-        try:
-            with solver_chatter_to_stderr():  # what a module prints on import
-                import_plugins(modules)
-        except PluginError as exc:
-            raise click.BadParameter(one_line(str(exc))) from None
-    return modules
-
-
-#: ``--import MODULE`` of every command that takes policy or time-model names.
+#: ``--import MODULE`` of every command that takes policy or time-model names: the modules
+#: (:func:`lpsched.plugins.import_plugins`, the current directory searched first, as by
+#: ``python -m``) are imported before the policy and time-model names are checked.
 import_option = click.option(
     "--import",
     "imports",
@@ -331,37 +309,26 @@ import_option = click.option(
     metavar="MODULE",
     expose_value=False,
     is_eager=True,
-    callback=_import_modules,
+    callback=parsed_by(lambda modules: import_plugins(modules) if modules else None),
     help="Import MODULE first (repeatable): a module that calls lpsched.register_policy or "
     "lpsched.register_time_model, found in the current directory or on PYTHONPATH. Installed "
     "plug-ins (entry points 'lpsched.policies', 'lpsched.time_models') need no option.",
 )
 
 
-def _time_model(ctx: click.Context, param: click.Parameter, value: str | None) -> TimeModel | None:
-    """Option callback of ``--time-model``: the model of ``NAME[:key=value,...]``, or a usage
-    error naming what is wrong (exit code 2)."""
-    if value is None:
-        return None
-    try:
-        return parse_time_model(value)
-    except KeyError as exc:
-        raise click.BadParameter(one_line(str(exc.args[0] if exc.args else exc))) from None
-    except (TimeModelError, PluginError) as exc:
-        raise click.BadParameter(one_line(str(exc))) from None
-
-
 def time_model_option(what: str):
-    """``--time-model NAME[:key=value,...]``: read the schedules in seconds (SPEC section 10)."""
-    return click.option(
+    """``--time-model NAME[:key=value,...]``: read the schedules in seconds (SPEC section 10),
+    and ``--import`` (a plug-in time model)."""
+    option = click.option(
         "--time-model",
         "model",
         metavar="NAME[:KEY=VALUE,...]",
-        callback=_time_model,
+        callback=parsed_by(parse_time_model),
         help=f"Read the schedules in seconds under this time model and {what} (SPEC section "
         "10): unit, linear, a fitted profile or a plug-in ('lpsched time-models' lists them), "
         "parameters after a colon, e.g. 'linear:base_s=0.02,prefill_token_s=2e-4'.",
     )
+    return lambda fn: option(import_option(fn))
 
 
 def policy_options(what: str):
@@ -372,10 +339,10 @@ def policy_options(what: str):
         "policy_options",
         multiple=True,
         metavar="KEY=VALUE",
-        callback=_policy_option_pairs,
+        callback=parsed_by(parse_policy_options),
         help="Pass KEY=VALUE to the selected policies that declare the option KEY (repeatable; "
         "'lpsched policies --json' lists each policy's options). VALUE is a bool (true/false), "
         "an int (12), a float (0.5, 1e-3) or else a string (swap). An option that no selected "
         "policy declares is refused.",
     )
-    return lambda fn: option(time_model_option(what)(import_option(fn)))
+    return lambda fn: option(time_model_option(what)(fn))

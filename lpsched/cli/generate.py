@@ -13,7 +13,7 @@ from ..generators.three_partition import gadget as make_gadget
 from ..generators.three_partition import tel_threshold
 from ..generators.workloads import WORKLOADS
 from ..io import check_output, write_instance
-from .common import bad_input, finite, flag, floats, output_option, seed_option
+from .common import bad_input, finite, flag, output_option, seed_option
 
 
 def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -94,7 +94,11 @@ def generate_cmd(traces, weights, round_ms, interval_spec, output, **given) -> N
     """Write a random instance JSON from a shipped workload or from trace files."""
     check_output(output, *traces)
     if traces and weights is not None:  # without --trace, make_instance refuses it as given
-        weights = floats(weights, "--weights")
+        try:
+            weights = [float(x) for x in weights.split(",")]
+        except ValueError:
+            msg = f"expected comma-separated numbers, got {weights!r}"
+            raise click.BadParameter(msg, param_hint="--weights") from None
     inst = make_instance(
         traces=traces,
         weights=weights,

@@ -5,59 +5,47 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 import click
 
-from ..comparison import DEFAULT_ONLINE_POLICIES, DEFAULT_POLICIES, check_clock, compare_policies
-from ..comparison import default_policies as defaults_for
-from ..instance import Instance
-from ..io import check_output, schedule_to_dict, write_priorities, write_schedule
-from ..policies.registry import POLICIES, load_plugins, parse_policy, run_policy
-from ..policies.selection import select_policies
+from ..comparison import (
+    DEFAULT_ONLINE_POLICIES,
+    DEFAULT_POLICIES,
+    check_clock,
+    compare_policies,
+    select_compared_policies,
+)
+from ..io import (
+    check_output,
+    schedule_summary_line,
+    schedule_summary_to_dict,
+    schedule_to_dict,
+    write_priorities,
+    write_schedule,
+)
+from ..policies.registry import POLICIES, describe_policies, load_plugins, run_policy
+from ..policies.selection import (
+    COMMAND_FLAGS,
+    command_options,
+    require_priority_list,
+    select_policies,
+)
 from ..policies.sorted_f import DP_MAX_N, SWAP_MAX_N
 from ..timing.seconds import to_seconds
 from .common import (
     bad_input,
-    flag,
     import_option,
     json_option,
     load_instance,
     max_nonzeros_option,
     output_option,
-    phase1_for,
     phase1_option,
     plugin_errors_after,
     policy_options,
     solver_chatter_to_stderr,
 )
 
-#: Policy options these commands set from their own flags: ``--option`` refuses them.
-_OWN_FLAGS = {
-    "solver": "set it with --phase1",
-    "max_nonzeros": "set it with --max-nonzeros",
-    "time_model": "set it with --time-model",
-}
-
 _lp_nonzeros = max_nonzeros_option("20,000,000; the LP of sorted-lp")
-
-
-def _select(text: str | None, options, option="--policies", default=None) -> list[str]:
-    """:func:`lpsched.policies.selection.select_policies`, the commands' own flags reserved."""
-    with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
-        return select_policies(text, options, option=option, default=default, reserved=_OWN_FLAGS)
-
-
-def _options(inst: Instance, phase1, max_nonzeros, extra, model=None) -> dict[str, Any]:
-    """The keyword arguments of :func:`lpsched.policies.registry.run_policy`: the commands'
-    own flags and the ``--option`` pairs; the time model goes to the policies that declare it
-    (a clock, or a plan in seconds)."""
-    opts: dict[str, Any] = {"solver": phase1_for(inst, phase1)}
-    if max_nonzeros is not None:
-        opts["max_nonzeros"] = max_nonzeros
-    if model is not None:
-        opts["time_model"] = model
-    return opts | extra
 
 
 @click.command()
@@ -72,12 +60,11 @@ def _options(inst: Instance, phase1, max_nonzeros, extra, model=None) -> dict[st
     f"[default: auto: dp up to n = {DP_MAX_N}, swap up to n = {SWAP_MAX_N:,} (the paper's choice "
     "at n = 2000), quantile above]"
 )
-@json_option
+@json_option()
 @_lp_nonzeros
 @policy_options(
-    "print TEL, latency, TTFT, TPOT and tokens/s in seconds beside the rounds; on an instance "
-    "with arrivals in seconds (arrival_s) the online policies admit on its clock, which "
-    "changes their schedules"
+    "print TEL, latency, TTFT, TPOT and tokens/s in seconds beside the rounds (with arrival_s: "
+    "its clock, above)"
 )
 @bad_input
 def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model) -> None:
@@ -91,15 +78,11 @@ def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model
     10), the default policies are the online ones, and the rounds table counts from each
     request's admission round.
     """
-    additions = policies is not None and policies.strip().startswith("+")
-    if policies is not None and not additions:  # checked before the instance is read
-        names = _select(policies, policy_options)
-    inst = load_instance(instance)
-    if policies is None or additions:
-        names = _select(policies, policy_options, default=defaults_for(inst, model))
-    check_clock(inst, model, names)
-    opts = _options(inst, phase1, max_nonzeros, policy_options)
-    with solver_chatter_to_stderr():
+    with solver_chatter_to_stderr():  # a plug-in loaded here prints on import
+        inst, names = select_compared_policies(
+            policies, policy_options, lambda: load_instance(instance), model, reserved=COMMAND_FLAGS
+        )
+        opts = command_options(inst, policy_options, phase1=phase1, max_nonzeros=max_nonzeros)
         comparison = compare_policies(inst, names, time_model=model, options=opts)
     click.echo(json.dumps(comparison.to_dict()) if as_json else comparison.summary())
     if not comparison.results:
@@ -115,15 +98,10 @@ def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model
 @phase1_option()
 @output_option("Write the schedule JSON here (default: standard output).", required=False)
 @_lp_nonzeros
-@flag(
-    "--json",
-    "as_json",
-    help="Print one JSON summary (policy, TEL, mean latency, ...; with the schedule when there is "
-    "no -o).",
-)
+@json_option("one JSON summary (policy, TEL, mean latency, ...; with the schedule without -o)")
 @policy_options(
-    "record the model and each request's latency, TTFT and TPOT in the file; on an instance "
-    "with arrivals in seconds (arrival_s) the online policies admit on its clock"
+    "record the model and each request's latency, TTFT and TPOT in the file (with arrival_s: "
+    "its clock, above)"
 )
 @bad_input
 def schedule(
@@ -136,34 +114,24 @@ def schedule(
     round (SPEC section 10), which lpsched check recomputes.
     """
     check_output(output, instance)
-    _select(policy, policy_options, "--policy")
-    inst = load_instance(instance)
-    check_clock(inst, model, [policy])
-    with solver_chatter_to_stderr():
-        sched = run_policy(
-            inst, policy, **_options(inst, phase1, max_nonzeros, policy_options, model)
+    with solver_chatter_to_stderr():  # a plug-in policy prints on import or as it runs
+        select_policies(policy, policy_options, option="--policy", reserved=COMMAND_FLAGS)
+        inst = load_instance(instance)
+        check_clock(inst, model, [policy])
+        opts = command_options(
+            inst, policy_options, phase1=phase1, max_nonzeros=max_nonzeros, time_model=model
         )
+        sched = run_policy(inst, policy, **opts)
     sched.check()
     secs = None if model is None else to_seconds(sched, model)
     if output is not None:
         write_schedule(sched, output, secs)
     if as_json:
-        summary: dict[str, Any] = {"instance": inst.name, "policy": policy, **sched.summary()}
-        summary.update(evictions=sched.evictions, runtime_s=sched.info["runtime_s"], output=output)
-        if secs is not None:
-            summary.update(time_model=secs.model.to_dict(), **secs.stats())
-        if output is None:
-            summary["schedule"] = schedule_to_dict(sched, secs)
-        click.echo(json.dumps(summary))
+        click.echo(json.dumps(schedule_summary_to_dict(sched, policy, secs, output)))
     elif output is None:
         click.echo(json.dumps(schedule_to_dict(sched, secs)))
     else:
-        s = "" if secs is None else f" ({secs.stats()['mean_latency_s']:.3f} s under {model.name})"
-        click.echo(
-            f"{policy}: TEL {sched.tel} rounds, mean latency {sched.mean_latency:.1f}{s}; "
-            f"wrote {output}",
-            err=True,
-        )
+        click.echo(schedule_summary_line(sched, policy, secs, output), err=True)
 
 
 @click.command()
@@ -172,8 +140,7 @@ def schedule(
     "--policy",
     required=True,
     help="Registry name of a policy with a fixed priority list: a list policy (fcfs, mcsf, size, "
-    "sorted-f, sorted-lp, volume, lp-swap, plug-ins), svf (its list is the volume order) or "
-    "vllm, vllm-sf. sps, gba and gba-d fix start rounds, not a list, and are refused.",
+    "sorted-f, sorted-lp, volume, lp-swap, plug-ins; also NAME+backfill), svf, vllm or vllm-sf.",
 )
 @phase1_option()
 @output_option("Write the JSON Lines here (one line per request).")
@@ -195,19 +162,14 @@ def priorities(instance, policy, phase1, output, max_nonzeros, policy_options, m
     ``--policy volume`` gives the same list run by lpsched's executor.
     """
     check_output(output, instance)
-    _select(policy, policy_options, "--policy")
-    if not parse_policy(policy)[0].listed:
-        listed = ", ".join(name for name, p in POLICIES.items() if p.listed)
-        raise ValueError(
-            f"policy {policy!r} has no fixed priority list (the policies that re-plan as they "
-            "run and the staggered pipelines, which fix each request's start round, have "
-            f"none); use one of {listed} (a list policy also as NAME+backfill)"
+    with solver_chatter_to_stderr():  # a plug-in policy prints on import or as it runs
+        select_policies(policy, policy_options, option="--policy", reserved=COMMAND_FLAGS)
+        require_priority_list(policy)
+        inst = load_instance(instance)
+        opts = command_options(
+            inst, policy_options, phase1=phase1, max_nonzeros=max_nonzeros, time_model=model
         )
-    inst = load_instance(instance)
-    with solver_chatter_to_stderr():
-        sched = run_policy(
-            inst, policy, **_options(inst, phase1, max_nonzeros, policy_options, model)
-        )
+        sched = run_policy(inst, policy, **opts)
     write_priorities(inst, sched.info["order"], output)
     click.echo(
         f"{policy}: wrote {inst.n} priorities (0 runs first) to {output}; "
@@ -218,7 +180,7 @@ def priorities(instance, policy, phase1, output, max_nonzeros, policy_options, m
 
 @click.command(name="policies")
 @import_option
-@flag("--json", "as_json", help="Print one JSON list (name, description, options).")
+@json_option("one JSON list (name, description, options)")
 @bad_input
 def list_policies(as_json: bool) -> None:
     """List the registered policies, plug-ins included (entry points 'lpsched.policies').
@@ -230,6 +192,4 @@ def list_policies(as_json: bool) -> None:
         if as_json:
             click.echo(json.dumps([p.to_dict() for p in POLICIES.values()]))
         else:
-            width = max(len(name) for name in POLICIES) + 2
-            for p in POLICIES.values():
-                click.echo(f"{p.name:{width}s}{p.description}")
+            click.echo(describe_policies())

@@ -24,13 +24,10 @@ from .common import (
 )
 
 
-def _epilog() -> str:
-    """The list of reproductions under ``--help``."""
-    lines = ["\b", "Reproductions:"]
-    return "\n".join(lines + [f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values()])
-
-
-@click.command(epilog=_epilog())
+@click.command(
+    epilog="\b\nReproductions:\n"
+    + "\n".join(f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values())
+)
 @click.argument("name", type=RegistryChoice(REPRODUCTIONS))
 @click.option(
     "--out",
@@ -87,7 +84,7 @@ def _epilog() -> str:
     "study's].",
 )
 @policy_options(
-    "report the study in seconds, for the reproductions that take one (online-load: Poisson "
+    "run the study in seconds, for the reproductions that take one (online-load: Poisson "
     "arrivals in seconds at a load measured in seconds, latencies in seconds)"
 )
 @flag("-v", "--verbose", help="Name each task as it starts and ends.")
@@ -102,11 +99,9 @@ def reproduce(name, out_dir, workers, scheduler, fresh, strict, verbose, model, 
 
     Your own policy enters a per-policy table with --import MODULE --policies +NAME: each row
     records the policy's name, a rerun with more policies computes only the new rows, and the
-    rows of policies left out stay in the CSV, out of the table. --option values are part of
-    every row's parameters, so a rerun with other values computes the table anew.
-
-    --time-model NAME runs a study in seconds (SPEC section 10), for the reproductions that
-    take one; the model is part of every row's parameters.
+    rows of policies left out stay in the CSV, out of the table. --option and --time-model
+    values are part of every row's parameters, so a rerun with other values computes the
+    table anew.
     """
     with solver_chatter_to_stderr():  # a plug-in policy loaded here prints on import
         opts = study_options(name, time_model=model, **given)

@@ -5,15 +5,14 @@ another solver."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 
 import click
 
 from ..certify import best_bound, bound_choices, export_model, solve_exact
 from ..certify import certify as run_certify
+from ..formulations.horizon import horizon_line
 from ..instance import InstanceError
-from ..solvers.result import SolveStatus
+from ..solvers.options import MAX_THREADS
 from ..solvers.solve import EXPORT_BACKENDS, EXPORT_FORMATS, SOLVERS
 from .common import (
     RegistryChoice,
@@ -21,16 +20,14 @@ from .common import (
     best_schedule_option,
     check_output,
     finite,
-    interrupted,
+    interruptible,
     json_option,
     load_instance,
     max_nonzeros_option,
     output_option,
     seed_option,
-    signals_as_interrupt,
     solve_and_report,
     solver_chatter_to_stderr,
-    threads_option,
     time_limit_option,
     verbose_option,
 )
@@ -52,7 +49,7 @@ from .common import (
     help="Relative gap at which to stop (0: prove optimality).",
 )
 @best_schedule_option
-@json_option
+@json_option()
 @max_nonzeros_option("20,000,000; 2,000,000 for the pyomo backend")
 @verbose_option
 @bad_input
@@ -61,11 +58,9 @@ def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, 
 
     Ctrl-C or SIGTERM stops the solver: the best schedule and bound so far are printed (and
     written with -o) with status 'interrupted', exit code 130. Status 'error' exits with 1.
-    While it runs, standard error shows one live line (elapsed time, incumbent, bound, gap)
-    on a terminal, that line every 30 s otherwise, and with -v the solver log as well.
     """
     check_output(output, instance)
-    res = solve_and_report(
+    solve_and_report(
         instance,
         "exact",
         lambda inst, progress: solve_exact(
@@ -75,11 +70,8 @@ def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, 
         as_json=as_json,
         verbose=verbose,
         nothing="no result to report",
+        exit_on_error=True,
     )
-    if res.status is SolveStatus.ERROR:
-        why = res.info.get("error", "the solver failed")
-        click.echo(f"lpsched: error: {instance}: status error: {why}", err=True)
-        sys.exit(1)
 
 
 @click.command()
@@ -96,7 +88,7 @@ def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, 
 @time_limit_option(
     "Seconds for the bound: the LP of auto and lp, or the budget of the method run alone."
 )
-@json_option
+@json_option()
 @max_nonzeros_option(
     "5,000,000 for auto (above it: combinatorial), 20,000,000 for lp and mip, the method's own "
     "for the others"
@@ -122,10 +114,14 @@ def bound(instance, method, time_limit, as_json, max_nonzeros, verbose) -> None:
 @click.command()
 @click.argument("instance", required=False)
 @time_limit_option("Seconds for the whole run (the list policies always finish first).")
-@threads_option
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1, max=MAX_THREADS),
+    help="HiGHS / CP-SAT threads (default: theirs).",
+)
 @seed_option("Seed of the searches.", maximum=2**63 - 1)
 @best_schedule_option
-@json_option
+@json_option()
 @verbose_option
 @bad_input
 def certify(instance, time_limit, threads, seed, output, as_json, verbose) -> None:
@@ -137,11 +133,7 @@ def certify(instance, time_limit, threads, seed, output, as_json, verbose) -> No
     when the bound meets the TEL. Ctrl-C or SIGTERM stops it: the best schedule and bound so
     far are printed (and written with -o), exit code 130.
     """
-    check_output(output, instance)
-    if output is not None:  # before a run of minutes, not after it
-        folder = os.path.dirname(os.path.abspath(output))
-        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            raise click.BadParameter(f"{output}: cannot write there", param_hint="-o")
+    check_output(output, instance, writable=True)  # before a run of minutes, not after it
     solve_and_report(
         instance,
         "certify",
@@ -168,7 +160,7 @@ def certify(instance, time_limit, threads, seed, output, as_json, verbose) -> No
 )
 @output_option()
 @max_nonzeros_option("2,000,000 for pyomo, 20,000,000 for highs")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (file, horizon).")
+@json_option("one JSON object (file, horizon)")
 @bad_input
 def export(instance, fmt, relax, backend, output, max_nonzeros, as_json) -> None:
     """Write the time-indexed model of INSTANCE as an LP or MPS file for any solver.
@@ -180,18 +172,11 @@ def export(instance, fmt, relax, backend, output, max_nonzeros, as_json) -> None
     """
     check_output(output, instance)
     facts: dict = {}
-    with signals_as_interrupt():
-        try:
-            inst = load_instance(instance)
-            with solver_chatter_to_stderr():
-                export_model(
-                    inst, output, fmt, relax=relax, backend=backend, max_nonzeros=max_nonzeros,
-                    info=facts,
-                )  # fmt: skip
-        except KeyboardInterrupt:
-            interrupted(f"{output} not written")
-    windows = ", start windows" if facts["windows"] else ""
-    horizon = f"horizon T = {facts['horizon']} (T1 = {facts['T1']}, T2 = {facts['T2']}{windows})"
+    with interruptible(f"{output} not written"), solver_chatter_to_stderr():
+        inst = load_instance(instance)
+        export_model(
+            inst, output, fmt, relax=relax, backend=backend, max_nonzeros=max_nonzeros, info=facts
+        )
     if as_json:
         click.echo(json.dumps({"output": output, "format": fmt, "relax": relax, **facts}))
-    click.echo(f"wrote {output}: {horizon}", err=True)
+    click.echo(f"wrote {output}: {horizon_line(facts)}", err=True)

@@ -6,13 +6,18 @@ import json
 
 import click
 
-from ..timing.registry import TIME_MODELS, load_time_model_plugins, time_model_names
-from .common import bad_input, flag, import_option, plugin_errors_after
+from ..timing.registry import (
+    TIME_MODELS,
+    describe_time_models,
+    load_time_model_plugins,
+    time_model_names,
+)
+from .common import bad_input, import_option, json_option, plugin_errors_after
 
 
 @click.command(name="time-models")
 @import_option
-@flag("--json", "as_json", help="Print one JSON list (name, summary, parameters, docs, source).")
+@json_option("one JSON list (name, summary, parameters, docs, source)")
 @bad_input
 def list_time_models(as_json: bool) -> None:
     """List the registered time models, profiles and plug-ins included (entry points
@@ -23,15 +28,7 @@ def list_time_models(as_json: bool) -> None:
     the list (exit 1); the others are listed.
     """
     with plugin_errors_after(load_time_model_plugins):
-        names = time_model_names()
-        models = [TIME_MODELS[name] for name in names]
         if as_json:
-            click.echo(json.dumps([m.describe() for m in models]))
+            click.echo(json.dumps([TIME_MODELS[name].describe() for name in time_model_names()]))
         else:
-            width = max(len(name) for name in names) + 2
-            for m in models:
-                click.echo(f"{m.name:{width}s}{m.summary}")
-                docs = dict(m.docs)
-                for key, value in m.parameters:
-                    doc = f"  {docs[key]}" if key in docs else ""
-                    click.echo(f"{'':{width}s}  {key} = {value:g}{doc}")
+            click.echo(describe_time_models())

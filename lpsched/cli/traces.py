@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import click
-from tabulate import tabulate
 
 from .. import datasets
 from .common import RegistryChoice, bad_input, json_option
@@ -21,16 +20,14 @@ def traces() -> None:
 
 
 @traces.command(name="list")
-@json_option
+@json_option()
 def traces_list(as_json: bool) -> None:
     """The registered traces: name, file, rows, licence, source and whether they are cached."""
-    rows = datasets.describe_traces()
     if as_json:
+        rows = datasets.describe_traces()
         click.echo(json.dumps({"cache": str(datasets.cache_dir()), "traces": rows}))
-        return
-    keys = ["name", "file", "rows", "licence", "repository", "cached"]
-    click.echo(tabulate([[r[k] for k in keys] for r in rows], headers=keys))
-    click.echo(f"cache: {datasets.cache_dir()}")
+    else:
+        click.echo(datasets.traces_table())
 
 
 @traces.command(name="fetch")

@@ -14,6 +14,7 @@ in ``models/README.md`` with the names used here.
 from .horizon import (
     Horizon,
     HorizonError,
+    horizon_line,
     horizon_t1,
     horizon_t2,
     min_horizon,
@@ -31,6 +32,7 @@ from .time_indexed import (
 __all__ = [
     "Horizon",
     "HorizonError",
+    "horizon_line",
     "horizon_t1",
     "horizon_t2",
     "min_horizon",

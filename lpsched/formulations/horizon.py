@@ -28,7 +28,9 @@ Everything here is a pure function of the instance and of a feasible schedule it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +45,7 @@ __all__ = [
     "min_horizon",
     "tight_horizon",
     "start_windows",
+    "horizon_line",
 ]
 
 
@@ -190,3 +193,26 @@ def start_windows(
             f"{int(instance.arrival[i] + instance.decode[i])}"
         )
     return lo, hi.astype(np.int64)
+
+
+def horizon_line(facts: Mapping[str, Any]) -> str:
+    """The horizon of a written model in one line (``lpsched export``).
+
+    Parameters
+    ----------
+    facts : mapping
+        ``horizon``, ``T1``, ``T2`` (rounds) and ``windows`` (bool), as a model writer reports
+        them (the ``info`` of :func:`lpsched.solvers.write_model`).
+
+    Returns
+    -------
+    str
+        ``horizon T = ... (T1 = ..., T2 = ...)``, with ``, start windows`` inside the
+        parentheses when the model has them.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    windows = ", start windows" if facts["windows"] else ""
+    return f"horizon T = {facts['horizon']} (T1 = {facts['T1']}, T2 = {facts['T2']}{windows})"

@@ -18,6 +18,8 @@ One module per format, all names re-exported here:
   :func:`~.instances.check_output` (an output file that would overwrite an input);
 * :mod:`.schedules` -- schedule JSON: :func:`~.schedules.read_schedule`,
   :func:`~.schedules.write_schedule`, :func:`~.schedules.schedule_to_dict` and the keys;
+  :func:`~.schedules.schedule_summary_to_dict` and :func:`~.schedules.schedule_summary_line`
+  (what ``lpsched schedule`` prints);
 * :mod:`.traces` -- trace CSV: :func:`~.traces.read_trace_csv` and
   :func:`~.traces.require_files`;
 * :mod:`.priorities` -- priority lists for a serving engine: :func:`~.priorities.write_priorities`;
@@ -59,6 +61,8 @@ from .schedules import (
     SCHEDULE_VERSION,
     SECONDS_KEYS,
     read_schedule,
+    schedule_summary_line,
+    schedule_summary_to_dict,
     schedule_to_dict,
     write_schedule,
 )
@@ -91,6 +95,8 @@ __all__ = [
     "read_trace_csv",
     "require_files",
     "schedule_to_dict",
+    "schedule_summary_to_dict",
+    "schedule_summary_line",
     "write_schedule",
     "read_schedule",
     "write_priorities",

@@ -218,9 +218,15 @@ def read_instance(path: str | os.PathLike[str]) -> Instance:
     ------
     InstanceError
         Missing file, empty file, malformed JSON, or invalid data; the message names the file,
-        the request and the field.
+        the request and the field. A trace CSV (a name ending in ``.csv``), with the command
+        that makes an instance of it.
     """
     p = Path(path)
+    if str(path).lower().endswith(".csv"):
+        raise InstanceError(
+            f"{path}: a trace CSV has no memory budget; make an instance first with "
+            f"'lpsched generate --trace {path} -n N --memory M -o instance.json'"
+        )
     text = read_text(p, "an instance file")
     if not text.strip():
         raise InstanceError(f"{p}: the file is empty")
@@ -275,16 +281,18 @@ def default_instance() -> Instance:
     )
 
 
-def check_output(output: str | None, *inputs: str | None) -> None:
+def check_output(output: str | None, *inputs: str | None, writable: bool = False) -> None:
     """Refuse an ``-o`` file that is one of the command's input files (the same path, or the
     same file through a link; an input None is the shipped default instance), or that names a
     folder (a trailing ``/``, or an existing directory), before any work: the run would
-    overwrite what it reads.
+    overwrite what it reads. With ``writable`` (a run of minutes), also one whose folder does
+    not exist or cannot be written.
 
     Raises
     ------
     lpsched.instance.OptionError
-        Naming the option ``-o`` and both paths (the command line's exit code 2).
+        Naming the option ``-o`` and both paths, or the path that cannot be written (the
+        command line's exit code 2).
 
     Notes
     -----
@@ -298,12 +306,13 @@ def check_output(output: str | None, *inputs: str | None) -> None:
             f"{os.sep}out.json)",
             "-o",
         )
-    if not os.path.exists(output):
-        return
     for given in inputs:
         path = str(DEFAULT_INSTANCE_FILE) if given is None else given
-        if os.path.exists(path) and os.path.samefile(output, path):
+        if os.path.exists(output) and os.path.exists(path) and os.path.samefile(output, path):
             what = "the shipped default instance" if given is None else "the input file"
             raise OptionError(
                 f"{output} is {what} {path}: the run would overwrite it; write elsewhere", "-o"
             )
+    folder = os.path.dirname(os.path.abspath(output))
+    if writable and not (os.path.isdir(folder) and os.access(folder, os.W_OK)):
+        raise OptionError(f"{output}: cannot write there", "-o")

@@ -27,6 +27,8 @@ __all__ = [
     "SCHEDULE_FORMAT",
     "SCHEDULE_VERSION",
     "schedule_to_dict",
+    "schedule_summary_to_dict",
+    "schedule_summary_line",
     "write_schedule",
     "read_schedule",
 ]
@@ -169,6 +171,64 @@ def schedule_to_dict(schedule: Schedule, seconds: ScheduleSeconds | None = None)
         out["time_model"] = seconds.model.to_dict()
     out["requests"] = requests
     return out
+
+
+def schedule_summary_to_dict(
+    schedule: Schedule,
+    policy: str,
+    seconds: ScheduleSeconds | None = None,
+    output: str | None = None,
+) -> dict[str, Any]:
+    """The summary of one policy's schedule that ``lpsched schedule --json`` prints.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        The schedule ``policy`` made, with ``info["runtime_s"]``.
+    policy : str
+        The policy as named (``NAME`` or ``NAME+backfill``).
+    seconds : ScheduleSeconds, optional
+        ``schedule`` read in seconds: the summary then records the time model and the figures
+        of :meth:`~lpsched.timing.seconds.ScheduleSeconds.stats`.
+    output : str, optional
+        The file the schedule was written to; without one the summary holds the schedule.
+
+    Returns
+    -------
+    dict
+        ``instance`` (its name), ``policy``, the figures of :meth:`lpsched.schedule.Schedule.
+        summary` (``tel``, ``mean_latency``, ``makespan``, ``peak_memory``: rounds and tokens),
+        ``evictions``, ``runtime_s`` (s), ``output``; with ``seconds`` also ``time_model`` and
+        the figures in seconds; without ``output`` also ``schedule``
+        (:func:`schedule_to_dict`).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    summary: dict[str, Any] = {"instance": schedule.instance.name, "policy": policy}
+    summary.update(schedule.summary(), evictions=schedule.evictions)
+    summary.update(runtime_s=schedule.info["runtime_s"], output=output)
+    if seconds is not None:
+        summary.update(time_model=seconds.model.to_dict(), **seconds.stats())
+    if output is None:
+        summary["schedule"] = schedule_to_dict(schedule, seconds)
+    return summary
+
+
+def schedule_summary_line(
+    schedule: Schedule, policy: str, seconds: ScheduleSeconds | None, output: str
+) -> str:
+    """The line ``lpsched schedule -o FILE`` prints: ``policy``'s TEL (rounds) and mean latency
+    (rounds; with ``seconds`` also in seconds, under its model), and the file written.
+    Source: ours."""
+    s = ""
+    if seconds is not None:
+        s = f" ({seconds.stats()['mean_latency_s']:.3f} s under {seconds.model.name})"
+    return (
+        f"{policy}: TEL {schedule.tel} rounds, mean latency {schedule.mean_latency:.1f}{s}; "
+        f"wrote {output}"
+    )
 
 
 def write_schedule(

@@ -75,6 +75,7 @@ __all__ = [
     "run_policy",
     "policy_names",
     "parse_policy",
+    "describe_policies",
 ]
 
 
@@ -545,3 +546,10 @@ def run_policy(instance: Instance, spec: str, **options) -> Schedule:
         return policy.run(instance, **opts)
     except LPTooLargeError as exc:
         raise LPTooLargeError(f"policy {spec!r} cannot run on this instance: {exc}") from exc
+
+
+def describe_policies() -> str:
+    """The registered policies as text, one line each: name and description (``lpsched
+    policies``). Source: ours."""
+    width = max(len(name) for name in POLICIES) + 2
+    return "\n".join(f"{p.name:{width}s}{p.description}" for p in POLICIES.values())

@@ -12,10 +12,20 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..instance import OptionError
-from .registry import PolicySelectionError, check_policy_options, parse_policy
+from ..instance import Instance, OptionError
+from ..timing.model import TimeModel
+from .registry import POLICIES, PolicySelectionError, check_policy_options, parse_policy
+from .sorted_f import resolve_phase1
 
-__all__ = ["option_value", "parse_policy_list", "parse_policy_options", "select_policies"]
+__all__ = [
+    "COMMAND_FLAGS",
+    "command_options",
+    "option_value",
+    "parse_policy_list",
+    "parse_policy_options",
+    "require_priority_list",
+    "select_policies",
+]
 
 
 def parse_policy_list(
@@ -136,3 +146,88 @@ def parse_policy_options(pairs: Iterable[str]) -> dict[str, Any]:
         except ValueError as exc:
             raise OptionError(str(exc), "--option") from None
     return out
+
+
+#: Policy options that the command line sets from its own flags, with the flag to use: its
+#: ``--option`` refuses them (the ``reserved`` of :func:`select_policies`).
+COMMAND_FLAGS = {
+    "solver": "set it with --phase1",
+    "max_nonzeros": "set it with --max-nonzeros",
+    "time_model": "set it with --time-model",
+}
+
+
+def command_options(
+    instance: Instance,
+    options: Mapping[str, Any],
+    *,
+    phase1: str | None = None,
+    max_nonzeros: int | None = None,
+    time_model: TimeModel | None = None,
+) -> dict[str, Any]:
+    """The keyword options of :func:`~lpsched.policies.registry.run_policy` for the policies
+    of ``lpsched run``, ``schedule`` and ``priorities``: their flags (:data:`COMMAND_FLAGS`)
+    and the ``--option`` pairs.
+
+    Parameters
+    ----------
+    instance : Instance
+        The instance the policies run on: ``auto`` for the Phase-1 solver is resolved at its
+        ``n`` and ``M`` (:func:`~lpsched.policies.sorted_f.resolve_phase1`, the one rule).
+    options : mapping
+        The ``--option`` pairs (:func:`parse_policy_options`), added last.
+    phase1 : {"auto", "dp", "swap", "quantile"}, optional
+        The Sorted-F Phase-1 solver (option ``solver``); None: ``auto``.
+    max_nonzeros : int, optional
+        The size limit of ``sorted-lp``'s LP (option ``max_nonzeros``), given only when set.
+    time_model : TimeModel, optional
+        For the policies that declare one (a clock, or a plan in seconds), given only when set.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    ValueError
+        An unknown Phase-1 solver.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    opts: dict[str, Any] = {"solver": resolve_phase1(phase1 or "auto", instance.n, instance.memory)}
+    if max_nonzeros is not None:
+        opts["max_nonzeros"] = max_nonzeros
+    if time_model is not None:
+        opts["time_model"] = time_model
+    return opts | dict(options)
+
+
+def require_priority_list(spec: str) -> None:
+    """Refuse a policy without a fixed priority list (``lpsched priorities``).
+
+    Parameters
+    ----------
+    spec : str
+        A registry name, ``NAME`` or ``NAME+backfill``.
+
+    Raises
+    ------
+    ValueError
+        A policy that re-plans as it runs, or a staggered pipeline that fixes each request's
+        start round; the message lists the policies that have a list.
+    KeyError
+        An unknown policy name.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    if not parse_policy(spec)[0].listed:
+        listed = ", ".join(name for name, p in POLICIES.items() if p.listed)
+        raise ValueError(
+            f"policy {spec!r} has no fixed priority list (the policies that re-plan as they "
+            "run and the staggered pipelines, which fix each request's start round, have "
+            f"none); use one of {listed} (a list policy also as NAME+backfill)"
+        )

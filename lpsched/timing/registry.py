@@ -34,6 +34,7 @@ __all__ = [
     "register_time_model",
     "load_time_model_plugins",
     "time_model_names",
+    "describe_time_models",
     "time_model",
     "parse_time_model",
     "parameters_of",
@@ -271,3 +272,28 @@ def parse_time_model(spec: str | TimeModel) -> TimeModel:
                     f"time model {name!r}: parameter {key!r} must be a number, got {text!r}"
                 ) from None
     return time_model(name, **values)
+
+
+def describe_time_models() -> str:
+    """The registered time models as text, one line each (name and summary), then one line per
+    parameter with its default value and its doc (``lpsched time-models``).
+
+    Raises
+    ------
+    TimeModelError
+        A malformed profiles file (:func:`time_model_names`).
+
+    Notes
+    -----
+    Source: ours.
+    """
+    names = time_model_names()
+    width = max(len(name) for name in names) + 2
+    lines = []
+    for model in (TIME_MODELS[name] for name in names):
+        lines.append(f"{model.name:{width}s}{model.summary}")
+        docs = dict(model.docs)
+        for key, value in model.parameters:
+            doc = f"  {docs[key]}" if key in docs else ""
+            lines.append(f"{'':{width}s}  {key} = {value:g}{doc}")
+    return "\n".join(lines)
