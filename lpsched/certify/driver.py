@@ -183,13 +183,19 @@ class _Feed(Observer):
 def _check_plan(plan: str | Sequence[str], params: SolveOptions) -> tuple[str, ...] | None:
     """The methods of an explicit plan (None for the automatic one), checked before any work:
     known names, and a budget at least each method's minimum."""
+    if not isinstance(params, SolveOptions):
+        raise TypeError(f"params must be a SolveOptions or None, got {type(params).__name__}")
     if isinstance(plan, str):
         if plan != AUTO:
             raise ValueError(f"a plan is {AUTO!r} or a tuple of method names, got {plan!r}")
         return None
+    if not isinstance(plan, (tuple, list)) or not all(isinstance(m, str) for m in plan):
+        raise TypeError(f"a plan is {AUTO!r} or a tuple of method names, got {plan!r}")
     names = tuple(plan)
     if not names:
         raise ValueError("a plan names at least one method")
+    if len(set(names)) < len(names):
+        raise ValueError(f"a plan names each method once, got {names!r}")
     unknown = [name for name in names if name not in METHODS]
     if unknown:
         raise ValueError(f"unknown certify method {unknown[0]!r}; choose from {', '.join(METHODS)}")
@@ -256,8 +262,12 @@ def solve(
 
     Raises
     ------
+    TypeError
+        ``instance``, ``plan``, ``params``, ``observer`` or ``start`` of the wrong type.
     ValueError
-        An unknown plan or method, a budget below a method's minimum.
+        An unknown plan or method, a method named twice, a budget below a method's minimum.
+    InfeasibleScheduleError
+        ``start`` is not a feasible schedule of ``instance`` (the message names the round).
     LPTooLargeError, HorizonError, RuntimeError, ValueError, MemoryError
         A method of an explicit plan failed.
 
@@ -266,6 +276,12 @@ def solve(
     Source: ours. A schedule that fails the feasibility check is never kept, nor a bound above
     a feasible TEL (both listed in ``info["rejected"]``).
     """
+    if not isinstance(instance, Instance):
+        raise TypeError(f"instance must be an Instance, got {type(instance).__name__}")
+    if start is not None and not isinstance(start, Schedule):
+        raise TypeError(f"start must be a Schedule of the instance, got {type(start).__name__}")
+    if observer is not None and not isinstance(observer, Observer):
+        raise TypeError(f"observer must be an Observer or None, got {type(observer).__name__}")
     params = SolveOptions() if params is None else params
     names = _check_plan(plan, params)
     explicit = names is not None
@@ -276,8 +292,9 @@ def solve(
     deadline = None if params.time_limit is None else tracker.t0 + params.time_limit
     info: dict[str, Any] = {"methods": {}, "time_shift": shift, "interrupted": False}
     floor = float(combinatorial_bound(inst))
-    if start is not None:
-        start = Schedule(inst, start.start - shift, policy=start.policy).check()
+    if start is not None:  # checked on the instance's own axis: errors name its rounds
+        Schedule(instance, start.start, policy=start.policy).check()
+        start = Schedule(inst, start.start - shift, policy=start.policy)
     try:
         display.set_stage("heuristic")
         if names is None:
@@ -410,6 +427,7 @@ def _result(
     if not math.isfinite(bound):  # no method reported one: the opening's
         bound, bound_method = floor, "combinatorial"
     objective = None if sched is None else sched.tel
+    closed = objective is not None and math.ceil(bound - _EPS) >= objective
     ended = info.pop("status", None)
     if tracker.rejected:
         info["rejected"] = list(tracker.rejected)
@@ -417,7 +435,7 @@ def _result(
         status = SolveStatus.INTERRUPTED
     elif ended == SolveStatus.ERROR.value:
         status = SolveStatus.ERROR
-    elif sched is not None and tracker.closed():
+    elif closed:
         status = SolveStatus.OPTIMAL
     elif explicit and ended in _ENDINGS:
         status = _ENDINGS[ended]
@@ -425,7 +443,7 @@ def _result(
         status = SolveStatus.BOUND
     else:
         status = SolveStatus.GAP
-    if objective is not None and tracker.closed():
+    if closed and objective is not None:
         bound = float(objective)  # the gap is then 0
     return Result.of_schedule(
         status,

@@ -42,7 +42,7 @@ from ..solvers.options import (
     shift_arrivals,
 )
 from ..solvers.progress import Observer, Progress
-from ..solvers.result import LPSolution, LPTooLargeError, Result
+from ..solvers.result import LPSolution, LPTooLargeError, Result, SolveStatus
 from ..solvers.solve import (
     check_export_options,
     check_mip_options,
@@ -260,7 +260,9 @@ def best_bound(
     Result
         ``bound_method`` (also ``method``) names the bound used, ``horizon`` the ``T`` of its
         model (None for the combinatorial bound); with ``auto``, ``info["reason"]`` says why
-        and ``info`` has the other candidate's value when computed.
+        and ``info`` has the other candidate's value when computed. Ctrl-C returns the best
+        bound found so far with status ``interrupted`` (with ``auto``: the combinatorial one),
+        never raises.
 
     Raises
     ------
@@ -290,7 +292,6 @@ def best_bound(
     limit = max_nonzeros if method == "lp" else given
     params = SolveOptions(time_limit=time_limit, max_nonzeros=limit)
     res = solve(instance, (method,), params, progress)
-    res.check_interrupted()
     if "rejected" in res.info:
         raise RuntimeError(
             f"{method} reported a bound above the TEL of a feasible schedule (a bug in the "
@@ -315,6 +316,11 @@ def _auto_bound(
     try:  # before the heuristic: even the smallest horizon possible is too large
         refuse_if_surely_too_large(shifted, max_nonzeros)
         lp = lp_bound(instance, max_nonzeros=max_nonzeros, time_limit=time_limit, progress=progress)
+    except KeyboardInterrupt:  # the combinatorial bound is what was found
+        comb.status = SolveStatus.INTERRUPTED
+        comb.info.update(reason="interrupted while solving the LP", interrupted=True)
+        comb.runtime_s = time.perf_counter() - t0
+        return comb
     except LPTooLargeError as exc:
         reason = f"LP too large: {exc}"
     except RuntimeError as exc:

@@ -294,16 +294,23 @@ class Result:
 
     def _exact_summary(self) -> str:
         gap = "-" if self.gap is None else f"{100 * self.gap:.2f}%"
-        info = self.info
+        info = {k: "-" if v is None else v for k, v in self.info.items()}  # unset: "-"
+        bound = f"{self.bound:.10g}"  # every digit of a TEL-sized bound, no exponent
+        model = "-"
+        if info.get("columns", "-") != "-":
+            model = (
+                f"{info['columns']} columns, {info.get('rows')} rows, "
+                f"{info.get('nonzeros')} non-zeros"
+            )
         return "\n".join(
             [
-                f"status      {self.status}  ({info.get('solver')})",
-                f"TEL         {self.objective}",
-                f"bound       {self.bound:g}   gap {gap}",
-                f"horizon     T = {self.horizon}  (T1 = {info.get('T1')}, T2 = {info.get('T2')})",
-                f"heuristic   TEL {info.get('heuristic_tel')} ({info.get('heuristic', '-')})",
-                f"model       {info.get('columns')} columns, {info.get('rows')} rows, "
-                f"{info.get('nonzeros')} non-zeros",
+                f"status      {self.status}  ({info.get('solver', '-')})",
+                f"TEL         {'-' if self.objective is None else self.objective}",
+                f"bound       {bound}   gap {gap}",
+                f"horizon     T = {self.horizon or '-'}  (T1 = {info.get('T1', '-')}, "
+                f"T2 = {info.get('T2', '-')})",
+                f"heuristic   TEL {info.get('heuristic_tel', '-')} ({info.get('heuristic', '-')})",
+                f"model       {model}",
                 f"time        {self.runtime_s:.2f} s (build {info.get('build_s', 0.0):.2f} s, "
                 f"solve {info.get('solve_s', 0.0):.2f} s)",
             ]
@@ -314,10 +321,10 @@ class Result:
         gap = "-" if self.gap is None else f"{100 * self.gap:.2f}%"
         lines = [
             f"status      {self.status}",
-            f"TEL         {tel}   ({self.upper_method})",
+            f"TEL         {tel}   ({self.upper_method or '-'})",
             f"bound       {_rounds(self.bound)}   ({self.bound_method})",
             f"gap         {gap}",
-            f"runtime     {self.runtime_s:.1f} s   plan {_plan(self.info.get('plan', {}))}",
+            f"runtime     {self.runtime_s:.1f} s   plan {_plan(self.info.get('plan') or {})}",
             "improvements (consecutive ones by one method on one side shown as their last):",
         ]
         for e, count in _runs(self.log):
@@ -357,7 +364,7 @@ def _rounds(value: float, fractional: str = ",.2f") -> str:
 
 def _plan(plan: dict[str, Any]) -> str:
     """The plan for reading: the automatic plan's size class, or the methods given."""
-    return str(plan.get("size") or ", ".join(plan.get("methods", [])) or None)
+    return str(plan.get("size") or ", ".join(plan.get("methods", [])) or "-")
 
 
 def _runs(log: list[Event]) -> list[tuple[Event, int]]:
