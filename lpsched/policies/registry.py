@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..blind import BlindSpec
 from ..executor import execute
 from ..instance import Instance
 from ..plugins import (
@@ -62,6 +63,7 @@ __all__ = [
     "POLICIES",
     "CLOCK_POLICIES",
     "list_policy",
+    "blind_policy",
     "register_policy",
     "ENTRY_POINT_GROUP",
     "PLUGINS_ENV",
@@ -107,6 +109,9 @@ class Policy:
         ``check(**options)``: raises ValueError for a bad option value, called with the
         options given that the policy declares before a comparison starts
         (:func:`check_policy_options`); None: the values are checked when it runs.
+    blind : BlindSpec or None
+        For a non-clairvoyant policy (SPEC section 11): how it is built on a view of the
+        instance without ``o_i`` (:func:`blind_policy`); None for a policy that sees ``o_i``.
     """
 
     name: str
@@ -117,6 +122,7 @@ class Policy:
     clock: bool = False
     listed: bool = False
     check: Callable[..., Any] | None = None
+    blind: BlindSpec | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``name``, ``description``, ``options`` (list) and ``backfill``: a row of ``lpsched
@@ -153,6 +159,24 @@ def list_policy(
         return sched
 
     return Policy(name, run, description, options, backfill=backfill, listed=True, check=check)
+
+
+def blind_policy(
+    name: str,
+    spec: BlindSpec,
+    description: str,
+    options: tuple[str, ...] = (),
+    *,
+    check: Callable[..., Any] | None = None,
+) -> Policy:
+    """Wrap a :class:`~lpsched.blind.BlindSpec` as a policy run by the blind executor (SPEC
+    section 11): the policy is built on a view of the instance without ``o_i`` and learns each
+    ``o_i`` when the request completes. ``check`` as :attr:`Policy.check`. Source: ours."""
+
+    def run(instance: Instance, **opts: Any) -> Schedule:
+        return spec.run(instance, name=name, **opts)
+
+    return Policy(name, run, description, options, check=check, blind=spec)
 
 
 #: Entry-point group of plug-in policies: ``NAME = "module:function"`` registers ``function``
