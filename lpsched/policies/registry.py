@@ -56,7 +56,7 @@ from .sorted_f import check_phase1_options, sorted_f_order
 from .sorted_f_seconds import sorted_f_seconds_order
 from .sorted_lp import check_lp_options, lp_swap_order, sorted_lp_order
 from .svf import svf, volume_order
-from .vllm import vllm, vllm_sf
+from .vllm import check_victim_options, vllm, vllm_sf
 
 __all__ = [
     "Policy",
@@ -300,7 +300,8 @@ POLICIES: Registry[Policy] = Registry(
             "vllm",
             vllm,
             "production-style: FCFS queue, admission by current memory, recompute preemption",
-            ("time_model",),
+            ("time_model", "victim", "early_fraction"),
+            check=check_victim_options,
             clock=True,
             listed=True,
         ),
@@ -308,7 +309,8 @@ POLICIES: Registry[Policy] = Registry(
             "vllm-sf",
             vllm_sf,
             "as vllm with the queue by decode length o_i",
-            ("time_model",),
+            ("time_model", "victim", "early_fraction"),
+            check=check_victim_options,
             clock=True,
             listed=True,
         ),
