@@ -155,7 +155,7 @@ def assert_blind(spec: BlindSpec, inst: Instance, options: dict, seed: int = 0) 
     reached by ``t`` (so that neither completes by ``t`` after the swap either), changes no
     decision up to ``t``; for several ``t``."""
     sched = spec.run(inst, record=True, **options)
-    reveal = spec.reveal(**options)
+    reveal = spec.revealed(inst, **options)
     key = [inst.prefill.tolist()]
     if reveal == "interval":
         key += [inst.decode_lo.tolist(), inst.decode_hi.tolist()]
