@@ -236,8 +236,10 @@ class BlindSpec:
         ``build(view, **options) -> BlindPolicy``: a fresh policy (it may keep state) for one
         run, from a :class:`BlindView` and the policy's options.
     reveal : callable
-        ``reveal(**options) -> Reveal``: what the view shows (default ``"none"``); a policy
-        whose class threshold is an option reads it here.
+        ``reveal(view=..., **options) -> Reveal``: what the view shows (default ``"none"``); a
+        policy whose class threshold is an option reads it here. It is given, as the keyword
+        ``view``, the :class:`BlindView` without a prediction (``s_i``, ``a_i``, ``M``), so that
+        a default threshold may depend on what the policy sees anyway (:meth:`revealed`).
 
     Notes
     -----
@@ -247,6 +249,22 @@ class BlindSpec:
 
     build: Callable[..., BlindPolicy]
     reveal: Callable[..., Reveal] = _sees_nothing
+
+    def revealed(self, instance: Instance, **options: Any) -> Reveal:
+        """What the view of ``instance`` shows under ``options``: ``reveal(view=..., **options)``
+        with the view of ``instance`` without a prediction.
+
+        Parameters
+        ----------
+        instance : Instance
+        **options
+            The policy's options.
+
+        Returns
+        -------
+        Reveal
+        """
+        return self.reveal(view=BlindView.of(instance), **options)
 
     def run(
         self, instance: Instance, *, name: str = "", record: bool = False, **options: Any
@@ -267,7 +285,7 @@ class BlindSpec:
         -------
         Schedule
         """
-        view = BlindView.of(instance, self.reveal(**options))
+        view = BlindView.of(instance, self.revealed(instance, **options))
         return run_blind(instance, self.build(view, **options), name=name, record=record)
 
 

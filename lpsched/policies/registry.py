@@ -29,6 +29,7 @@ run with ``backfill=True`` (SPEC section 4).
 from __future__ import annotations
 
 import copy
+import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,7 +57,8 @@ from .sorted_f import check_phase1_options, sorted_f_order
 from .sorted_f_seconds import sorted_f_seconds_order
 from .sorted_lp import check_lp_options, lp_swap_order, sorted_lp_order
 from .svf import svf, volume_order
-from .vllm import vllm, vllm_sf
+from .svf_1bit import OneBitSVF, check_one_bit_options, one_bit_reveal
+from .vllm import check_victim_options, vllm, vllm_sf
 
 __all__ = [
     "Policy",
@@ -171,11 +173,22 @@ def blind_policy(
 ) -> Policy:
     """Wrap a :class:`~lpsched.blind.BlindSpec` as a policy run by the blind executor (SPEC
     section 11): the policy is built on a view of the instance without ``o_i`` and learns each
-    ``o_i`` when the request completes. ``check`` as :attr:`Policy.check`. Source: ours."""
+    ``o_i`` when the request completes. ``check`` as :attr:`Policy.check`. The policy's ``run``
+    takes exactly the keywords ``options`` (its signature says so; another raises TypeError).
+    Source: ours."""
 
     def run(instance: Instance, **opts: Any) -> Schedule:
+        unknown = sorted(set(opts) - set(options))
+        if unknown:
+            raise TypeError(f"policy {name!r} takes no option {', '.join(map(repr, unknown))}")
         return spec.run(instance, name=name, **opts)
 
+    # the signature it has: the instance, then its options as keywords (what ``options`` says)
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    run.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("instance", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(o, keyword, default=None) for o in options]
+    )
     return Policy(name, run, description, options, check=check, blind=spec)
 
 
@@ -300,7 +313,8 @@ POLICIES: Registry[Policy] = Registry(
             "vllm",
             vllm,
             "production-style: FCFS queue, admission by current memory, recompute preemption",
-            ("time_model",),
+            ("time_model", "victim", "early_fraction"),
+            check=check_victim_options,
             clock=True,
             listed=True,
         ),
@@ -308,9 +322,19 @@ POLICIES: Registry[Policy] = Registry(
             "vllm-sf",
             vllm_sf,
             "as vllm with the queue by decode length o_i",
-            ("time_model",),
+            ("time_model", "victim", "early_fraction"),
+            check=check_victim_options,
             clock=True,
             listed=True,
+        ),
+        # non-clairvoyant policies (SPEC section 11)
+        blind_policy(
+            "svf-1bit",
+            BlindSpec(OneBitSVF, one_bit_reveal),
+            "1-bit SVF (blind): queue by the volume of a class surrogate, peak reservation "
+            "s_i + surrogate, extended or killed when outlived",
+            ("max_decode", "threshold", "surrogate_short", "surrogate_long", "outlive"),
+            check=check_one_bit_options,
         ),
     ),
     taken="{kind} {name!r} is already registered (register_policy(..., replace=True) replaces it)",

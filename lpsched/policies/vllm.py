@@ -11,9 +11,22 @@ round ``t+1``):
    ``h`` of ``Q`` is admitted (``p_h = t``) while ``a_h <= t`` and ``u + s_h + 1 <= M``, adding
    ``s_h + 1`` to ``u``; the walk stops at the first head that has not arrived or does not fit;
 3. while the running set would exceed ``M`` in round ``t+2`` (the memory ``m(t+2)`` of SPEC
-   section 2, in which a request with ``C_j = t+1`` holds nothing), the most recently admitted
-   running request (latest ``p_j``, then highest index) is preempted and put back at the head of
-   ``Q``; it loses its progress and KV cache and starts from scratch when next admitted.
+   section 2, in which a request with ``C_j = t+1`` holds nothing), a running request chosen by
+   the victim rule (below; by default the most recently admitted: latest ``p_j``, then highest
+   index) is preempted and put back at the head of ``Q``; it loses its progress and KV cache and
+   starts from scratch when next admitted.
+
+Victim rules (option ``victim``; SPEC section 4):
+
+* ``"newest"`` (the default, vLLM's): latest ``p_j``, then highest index;
+* ``"srf"`` (Kim et al., arXiv 2411.07447): fewest tokens held, ``s_j + t - p_j``, first; ties
+  by ``"newest"``;
+* ``"trail"`` (limited preemption, TRAIL, Shahout et al., arXiv 2410.01035; our reading): only
+  a request *early* in its life may be preempted, one that has emitted ``t - p_j <= c o_j``
+  tokens (``c`` = option ``early_fraction``, default 1/2; the true ``o_j`` stands for TRAIL's
+  predicted length, as ``vllm`` is clairvoyant), newest first; when no running request is early
+  the rule falls back to ``"newest"`` among the others (a preemption is needed for memory
+  safety, so it cannot be refused).
 
 Step 2 keeps round ``t+1`` within ``M`` given that step 3 of time ``t-1`` kept round ``t+1``
 within ``M`` for the requests already running; step 3 then keeps round ``t+2`` within ``M``. A
@@ -34,7 +47,11 @@ running requests and ``S = sum (s_j - p_j)`` the memory ``S + (t+1) K`` only gro
 completion, so a head that does not fit then waits for a completion), and the first time at
 which ``S + (t+2) K``, an upper bound on ``m(t+2)``, exceeds ``M`` (closed form). Skipped times are
 exactly those at which steps 1-3 do nothing, so the result equals the round-by-round reading
-(tested against it). A visit costs O(log K) per admission, completion or preemption.
+(tested against it, for every victim rule). The victim rule only chooses *whom* step 3
+preempts, never *whether* it preempts (that is the overflow test on ``S``, ``K`` and the
+requests leaving at ``t+1``), and it is applied only at the times visited, with the ages
+``t - p_j`` of that time, so the argument holds for each rule. A visit costs O(log K) per
+admission or completion, and O(K log K) when it preempts (the victims are ranked).
 
 Arrivals in seconds (SPEC section 10). With ``time_model`` and an instance with ``arrival_s``
 (``alpha_i``, seconds), "``a_h <= t``" reads "``alpha_h <= tau(t)``" on the clock of the rounds
@@ -56,6 +73,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -65,7 +83,41 @@ from ..timing.clock import NOT_ARRIVED, ArrivalClock, Loads, clock_model
 from ..timing.model import TimeModel
 from .baselines import fcfs_order, mcsf_order
 
-__all__ = ["execute_preemptive", "vllm", "vllm_sf"]
+__all__ = ["VICTIMS", "check_victim_options", "execute_preemptive", "vllm", "vllm_sf"]
+
+#: The victim rules of step 3 (module docstring), the default first.
+VICTIMS = ("newest", "srf", "trail")
+
+
+def check_victim_options(victim: str = "newest", early_fraction: float = 0.5, **_: object) -> None:
+    """Refuse a victim rule or an ``early_fraction`` that :func:`execute_preemptive` cannot run.
+
+    Parameters
+    ----------
+    victim : str
+        One of :data:`VICTIMS`.
+    early_fraction : float
+        ``c`` of the ``"trail"`` rule, a real number in ``[0, 1]``.
+    **_
+        Other options of the policy (``time_model``), not checked here.
+
+    Raises
+    ------
+    ValueError
+        An unknown rule or a fraction outside ``[0, 1]`` (or not a real number).
+
+    Notes
+    -----
+    Source: ours (the registry's ``check`` of ``vllm`` and ``vllm-sf``).
+    """
+    if victim not in VICTIMS:
+        raise ValueError(f"victim must be one of {', '.join(VICTIMS)}, got {victim!r}")
+    if (
+        isinstance(early_fraction, bool)
+        or not isinstance(early_fraction, (int, float))
+        or not 0 <= early_fraction <= 1
+    ):
+        raise ValueError(f"early_fraction must be a number in [0, 1], got {early_fraction!r}")
 
 
 def _check_order(order: np.ndarray, n: int) -> np.ndarray:
@@ -85,9 +137,12 @@ def execute_preemptive(
     *,
     policy: str = "",
     time_model: TimeModel | str | None = None,
+    victim: str = "newest",
+    early_fraction: float = 0.5,
 ) -> Schedule:
-    """Run a queue as vLLM's scheduler does: admit by current memory, preempt the latest
-    admitted request (recompute) when the running set would exceed ``M`` (module docstring).
+    """Run a queue as vLLM's scheduler does: admit by current memory, preempt a running request
+    (recompute; by default the latest admitted) when the running set would exceed ``M`` (module
+    docstring).
 
     Parameters
     ----------
@@ -101,6 +156,11 @@ def execute_preemptive(
     time_model : TimeModel or str, optional
         With ``arrival_s``: admit by the arrivals in seconds on this model's clock (module
         docstring, SPEC section 10); without ``arrival_s`` no effect.
+    victim : {"newest", "srf", "trail"}, default "newest"
+        Whom step 3 preempts (module docstring, :data:`VICTIMS`).
+    early_fraction : float, default 0.5
+        ``c`` of ``victim="trail"``: a request that has emitted at most ``c o_j`` tokens may be
+        preempted; ignored by the other rules.
 
     Returns
     -------
@@ -115,7 +175,8 @@ def execute_preemptive(
     Raises
     ------
     ValueError
-        ``order`` is not a permutation of ``range(n)``.
+        ``order`` is not a permutation of ``range(n)``; an unknown ``victim`` or an
+        ``early_fraction`` outside ``[0, 1]`` (:func:`check_victim_options`).
     KeyError, TimeModelError
         An unknown or malformed ``time_model``, or one that gives a round a duration that is
         not a positive finite number of seconds.
@@ -129,6 +190,8 @@ def execute_preemptive(
     n = instance.n
     M = int(instance.memory)
     queue_order = _check_order(order, n)
+    check_victim_options(victim, early_fraction)
+    rank = _victim_rank(victim, early_fraction, instance.prefill.tolist(), instance.decode.tolist())
     s = instance.prefill.tolist()
     o = instance.decode.tolist()
     model, clock, a, alpha = _arrival_clock(instance, time_model)
@@ -183,7 +246,9 @@ def execute_preemptive(
         # 3. preemption while round t+2 would overflow
         gone = leaving.get(t + 1, (0, 0))  # running requests that hold nothing in round t+2
         if (S - gone[0]) + (t + 2) * (K - gone[1]) > M:
-            S, K, cut, lost = _preempt(t, M, S, K, stack, run_start, leaving, queue, s, o, runs)
+            S, K, cut, lost = _preempt(
+                t, M, S, K, stack, run_start, leaving, queue, s, o, runs, rank
+            )
             preemptions += cut
             wasted += lost
         # next decision time at which steps 1-3 may act
@@ -245,6 +310,26 @@ def _fixed_loads(S: int, K: int) -> Loads:
     return loads
 
 
+#: A victim rule as a ranking: ``rank(t, live)`` orders the running requests ``live`` (their
+#: ``(p_j, j)``, ascending) at decision time ``t``, the first to preempt first.
+VictimRank = Callable[[int, list[tuple[int, int]]], list[tuple[int, int]]]
+
+
+def _victim_rank(victim: str, c: float, s: list[int], o: list[int]) -> VictimRank:
+    """The ranking of the rule ``victim`` (module docstring); ``c`` is ``early_fraction``."""
+    if victim == "srf":  # fewest tokens held s_j + t - p_j, then newest
+        return lambda t, live: sorted(live, key=lambda e: (s[e[1]] - e[0], -e[0], -e[1]))
+    if victim == "trail":  # the early ones newest first, then the others newest first
+
+        def trail(t: int, live: list[tuple[int, int]]) -> list[tuple[int, int]]:
+            newest = live[::-1]
+            early = [e for e in newest if t - e[0] <= c * o[e[1]]]
+            return early + [e for e in newest if t - e[0] > c * o[e[1]]]
+
+        return trail
+    return lambda t, live: live[::-1]
+
+
 def _preempt(
     t: int,
     M: int,
@@ -257,15 +342,17 @@ def _preempt(
     s: list[int],
     o: list[int],
     runs: list[tuple[int, int, int, int]],
+    rank: VictimRank,
 ) -> tuple[int, int, int, int]:
-    """Step 3 at decision time ``t``: preempt the latest admitted running request while round
-    ``t+2`` would overflow; returns the new ``(S, K)``, the preemptions and the wasted tokens."""
+    """Step 3 at decision time ``t``: preempt the running requests in the order of ``rank`` while
+    round ``t+2`` would overflow; returns the new ``(S, K)``, the preemptions and the wasted
+    tokens. ``stack`` is left holding the running requests, ``(p_j, j)`` ascending."""
     gone = leaving.get(t + 1, (0, 0))  # running requests that hold nothing in round t+2
     cut = lost = 0
-    while (S - gone[0]) + (t + 2) * (K - gone[1]) > M:
-        p, j = stack.pop()
-        if run_start[j] != p:
-            continue  # completed earlier
+    live = [e for e in stack if run_start[e[1]] == e[0]]
+    for p, j in rank(t, live):
+        if (S - gone[0]) + (t + 2) * (K - gone[1]) <= M:
+            break
         run_start[j] = -1
         S -= s[j] - p
         K -= 1
@@ -280,15 +367,22 @@ def _preempt(
         if t > p:
             runs.append((j, p, t, 0))
             lost += t - p
+    stack[:] = [e for e in live if run_start[e[1]] == e[0]]
     return S, K, cut, lost
 
 
-def vllm(instance: Instance, *, time_model: TimeModel | str | None = None) -> Schedule:
+def vllm(
+    instance: Instance,
+    *,
+    time_model: TimeModel | str | None = None,
+    victim: str = "newest",
+    early_fraction: float = 0.5,
+) -> Schedule:
     """``vllm``: the production-style baseline with the queue by arrival, then index.
 
     Parameters
     ----------
-    instance, time_model
+    instance, time_model, victim, early_fraction
         As for :func:`execute_preemptive`; on the clock of ``time_model`` the queue is by
         ``alpha_i`` (seconds), then index.
 
@@ -307,15 +401,28 @@ def vllm(instance: Instance, *, time_model: TimeModel | str | None = None) -> Sc
         order = np.argsort(instance.arrival_s, kind="stable")
     else:
         order = fcfs_order(instance)
-    return execute_preemptive(instance, order, policy="vllm", time_model=time_model)
+    return execute_preemptive(
+        instance,
+        order,
+        policy="vllm",
+        time_model=time_model,
+        victim=victim,
+        early_fraction=early_fraction,
+    )
 
 
-def vllm_sf(instance: Instance, *, time_model: TimeModel | str | None = None) -> Schedule:
+def vllm_sf(
+    instance: Instance,
+    *,
+    time_model: TimeModel | str | None = None,
+    victim: str = "newest",
+    early_fraction: float = 0.5,
+) -> Schedule:
     """``vllm-sf``: the same admission and preemption with the queue by ``o_i``, then index.
 
     Parameters
     ----------
-    instance, time_model
+    instance, time_model, victim, early_fraction
         As for :func:`execute_preemptive`.
 
     Returns
@@ -332,5 +439,10 @@ def vllm_sf(instance: Instance, *, time_model: TimeModel | str | None = None) ->
     there. Source: SPEC section 4 (ours).
     """
     return execute_preemptive(
-        instance, mcsf_order(instance), policy="vllm-sf", time_model=time_model
+        instance,
+        mcsf_order(instance),
+        policy="vllm-sf",
+        time_model=time_model,
+        victim=victim,
+        early_fraction=early_fraction,
     )

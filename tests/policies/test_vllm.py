@@ -13,15 +13,25 @@ import numpy as np
 import pytest
 from conftest import instance_and_order, instances
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lpsched.generators.workloads import generate
 from lpsched.instance import Instance
-from lpsched.policies.registry import POLICIES, parse_policy, run_policy
+from lpsched.policies.registry import (
+    POLICIES,
+    PolicySelectionError,
+    check_policy_options,
+    parse_policy,
+    run_policy,
+)
 from lpsched.policies.vllm import execute_preemptive, vllm, vllm_sf
 
 
-def simulate(inst: Instance, queue: list[int]) -> tuple[list[int], list[tuple[int, ...]], int]:
-    """SPEC section 4, "Production-style baseline", read literally, one round at a time.
+def simulate(
+    inst: Instance, queue: list[int], victim: str = "newest", early_fraction: float = 0.5
+) -> tuple[list[int], list[tuple[int, ...]], int]:
+    """SPEC section 4, "Production-style baseline", read literally, one round at a time, with
+    the victim rule ``victim``.
 
     Returns the start of each request's last run, every run with at least one round as
     ``(request, start, end, completed)`` (sorted), and the number of preemptions.
@@ -45,7 +55,7 @@ def simulate(inst: Instance, queue: list[int]) -> tuple[list[int], list[tuple[in
             u += s[h] + 1
         r = t + 2  # m(r) of SPEC section 2: a request with C_j < r holds nothing
         while sum(s[j] + r - p for j, p in running.items() if r <= p + o[j]) > M:
-            j = max(running, key=lambda j: (running[j], j))  # latest p, then highest index
+            j = pick_victim(victim, early_fraction, running, t, s, o)
             p = running.pop(j)
             Q.insert(0, j)
             preemptions += 1
@@ -53,6 +63,16 @@ def simulate(inst: Instance, queue: list[int]) -> tuple[list[int], list[tuple[in
                 runs.append((j, p, t, 0))
         t += 1
     return start, sorted(runs), preemptions
+
+
+def pick_victim(victim, c, running: dict[int, int], t, s, o) -> int:
+    """The request that step 3 preempts at ``t`` under each rule, read from SPEC section 4."""
+    if victim == "srf":  # fewest tokens held, then latest p, then highest index
+        return min(running, key=lambda j: (s[j] + t - running[j], -running[j], -j))
+    pool = list(running)
+    if victim == "trail":  # only those that emitted at most c o_j tokens, if any
+        pool = [j for j in running if t - running[j] <= c * o[j]] or pool
+    return max(pool, key=lambda j: (running[j], j))  # latest p, then highest index
 
 
 def _runs(sched) -> list[tuple[int, ...]]:
@@ -162,3 +182,73 @@ def test_bad_queue_order():
         execute_preemptive(inst, np.array([0, 0]))
     with pytest.raises(ValueError, match="2 request indices"):
         execute_preemptive(inst, np.array([0]))
+
+
+# --------------------------------------------------------------------------- victim rules
+
+
+def test_srf_preempts_the_request_holding_fewest_tokens():
+    # M = 10; (s, o): r0 (1, 4), r1 (1, 1), r2 (3, 4), r3 (4, 1); queue r0 r1 r2 r3.
+    # t=0: admit r0 (u = 2), r1 (u = 4), r2 (u = 8); r3: 8 + 5 = 13 > 10. Round 2: r1 has
+    #      left; r0 holds 3, r2 5.
+    # t=1: u = 8; r3 does not fit. Round 3: 4 + 6 = 10.
+    # t=2: round 4 would hold 5 + 7 = 12 > 10. newest: r2 (p = 0 for both, higher index);
+    #      srf: r0, which holds 1 + 2 = 3 tokens against r2's 3 + 2 = 5. Cut run (r0, 0, 2).
+    # t=3: u = 7 (r2 in round 4); r0 restarts: 7 + 2 = 9, p = 3; r3: 14 > 10.
+    # t=4: r2 leaves; u = 3 (r0); r3: 3 + 5 = 8, p = 4. t=5: r3 leaves; t=7: r0 leaves.
+    # TEL = 7 + 1 + 4 + 5 = 17.
+    inst = Instance.from_arrays([1, 1, 3, 4], [4, 1, 4, 1], 10, name="srf")
+    sched = vllm(inst, victim="srf").check()
+    assert _runs(sched) == [(0, 0, 2, 0), (0, 3, 7, 1), (1, 0, 1, 1), (2, 0, 4, 1), (3, 4, 5, 1)]
+    assert sched.tel == 17 and sched.info["preemptions"] == 1 and sched.wasted_tokens == 2
+    newest = vllm(inst).check()
+    assert _runs(newest) == [(0, 0, 4, 1), (1, 0, 1, 1), (2, 0, 2, 0), (2, 3, 7, 1), (3, 4, 5, 1)]
+
+
+def test_trail_preempts_only_an_early_request_or_falls_back_to_newest():
+    # As the srf case with r0's o = 5. At t=2 both have emitted 2 tokens; round 4 would hold
+    # 5 + 7 = 12 > 10. With c = 0.45, r0 is early (2 <= 2.25) and r2 is not (2 > 1.8): r0 is
+    # cut; it restarts at 3 (u = 7 + 2 = 9), r2 leaves at 4, r3 starts at 4 (u = 3 + 5),
+    # r0 leaves at 8. TEL = 8 + 1 + 4 + 5 = 18.
+    inst = Instance.from_arrays([1, 1, 3, 4], [5, 1, 4, 1], 10, name="trail")
+    sched = vllm(inst, victim="trail", early_fraction=0.45).check()
+    assert _runs(sched) == [(0, 0, 2, 0), (0, 3, 8, 1), (1, 0, 1, 1), (2, 0, 4, 1), (3, 4, 5, 1)]
+    assert sched.tel == 18
+    # With c = 0.25 neither is early at t=2 (2 > 1.25, 2 > 1): newest, r2. At t=3 r2 restarts
+    # (u = 5 + 4 = 9) but round 5 would hold r0's 6 + r2's 5 = 11: r2, just admitted (0 <= 1
+    # tokens), is the early one and is preempted again, with no run; it restarts at 4
+    # (u = 6 + 4 = 10) and leaves at 8; r3 starts at 5 (u = 5 + 5). TEL = 5 + 1 + 8 + 6 = 20.
+    sched = vllm(inst, victim="trail", early_fraction=0.25).check()
+    assert _runs(sched) == [(0, 0, 5, 1), (1, 0, 1, 1), (2, 0, 2, 0), (2, 4, 8, 1), (3, 5, 6, 1)]
+    assert sched.tel == 20 and sched.info["preemptions"] == 2
+    assert _runs(vllm(inst)) == _runs(sched)  # here trail chose as newest does
+
+
+@settings(max_examples=150, deadline=None)
+@given(instance_and_order(), st.sampled_from(["srf", "trail"]), st.sampled_from([0.0, 0.3, 1.0]))
+def test_every_victim_rule_equals_round_by_round_simulation(case, victim, c):
+    inst, queue = case
+    sched = execute_preemptive(
+        inst, np.asarray(queue), policy="q", victim=victim, early_fraction=c
+    ).check()
+    start, runs, preemptions = simulate(inst, queue, victim, c)
+    assert sched.start.tolist() == start
+    assert _runs(sched) == runs
+    assert sched.info["preemptions"] == preemptions
+
+
+def test_generated_workload_victims_equal_simulation():
+    inst = generate("mix-80-20", 40, 6000, seed=3)
+    for victim in ("srf", "trail"):
+        sched = run_policy(inst, "vllm", victim=victim).check()
+        start, runs, _ = simulate(inst, sched.info["order"].tolist(), victim)
+        assert sched.start.tolist() == start and _runs(sched) == runs
+
+
+def test_victim_options_are_checked():
+    with pytest.raises(PolicySelectionError, match="victim must be one of newest, srf, trail"):
+        check_policy_options(["vllm"], {"victim": "oldest"})
+    with pytest.raises(PolicySelectionError, match=r"early_fraction must be a number in \[0, 1\]"):
+        check_policy_options(["vllm-sf"], {"victim": "trail", "early_fraction": 1.5})
+    with pytest.raises(ValueError, match="victim must be one of"):
+        vllm(Instance.from_arrays([1], [1], 4), victim="srf ")
