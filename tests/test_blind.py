@@ -165,7 +165,7 @@ def assert_blind(spec: BlindSpec, inst: Instance, options: dict, seed: int = 0) 
     completion = sched.start + inst.decode
     tested = 0
     makespan = int(completion.max())
-    for t in sorted({int(makespan * f) for f in (0.02, 0.1, 0.3, 0.6, 0.9)}):
+    for t in sorted({int(makespan * f) for f in (0.002, 0.02, 0.1, 0.3, 0.6, 0.9)}):
         groups: dict[tuple, list[int]] = {}
         for i in np.flatnonzero(completion > t).tolist():
             groups.setdefault(tuple(k[i] for k in key), []).append(i)

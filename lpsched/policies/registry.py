@@ -51,6 +51,7 @@ from ..schedule import Schedule
 from ..solvers.result import LPTooLargeError
 from .amin import amax, amin, sorted_f_amin
 from .baselines import fcfs_order, mcsf_order, size_order
+from .gsa import GSA, GSA_SPEC, check_gsa_options
 from .online import online_fcfs, online_mcsf, online_sorted_f
 from .pipeline import check_gba_options, gba, gba_d, sps
 from .sorted_f import check_phase1_options, sorted_f_order
@@ -335,6 +336,22 @@ POLICIES: Registry[Policy] = Registry(
             "s_i + surrogate, extended or killed when outlived",
             ("max_decode", "threshold", "surrogate_short", "surrogate_long", "outlive"),
             check=check_one_bit_options,
+        ),
+        blind_policy(
+            "gsa",
+            GSA,
+            "GSA (blind): geometric slices beta alpha^p per phase on a staggered pipeline, "
+            "unfinished attempts killed and retried",
+            ("alpha", "beta", "prompts"),
+            check=check_gsa_options,
+        ),
+        blind_policy(
+            "gsa-spec",
+            GSA_SPEC,
+            "GSA-Spec (blind): GSA plus speculative attempts in the memory it leaves idle, "
+            "killed first on a shortage",
+            ("alpha", "beta", "prompts"),
+            check=check_gsa_options,
         ),
     ),
     taken="{kind} {name!r} is already registered (register_policy(..., replace=True) replaces it)",
