@@ -29,6 +29,7 @@ run with ``backfill=True`` (SPEC section 4).
 from __future__ import annotations
 
 import copy
+import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -174,11 +175,15 @@ def blind_policy(
 ) -> Policy:
     """Wrap a :class:`~lpsched.blind.BlindSpec` as a policy run by the blind executor (SPEC
     section 11): the policy is built on a view of the instance without ``o_i`` and learns each
-    ``o_i`` when the request completes. ``check`` as :attr:`Policy.check`. Source: ours."""
+    ``o_i`` when the request completes. ``check`` as :attr:`Policy.check`. The wrapper takes
+    the keywords ``spec.build`` takes after the view (its signature says so). Source: ours."""
 
     def run(instance: Instance, **opts: Any) -> Schedule:
         return spec.run(instance, name=name, **opts)
 
+    after_view = list(inspect.signature(spec.build).parameters.values())[1:]
+    first = inspect.Parameter("instance", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    run.__signature__ = inspect.Signature([first, *after_view])  # type: ignore[attr-defined]
     return Policy(name, run, description, options, check=check, blind=spec)
 
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -226,9 +225,5 @@ class Response:
         return Decision(kill=kill, start=start, wake=self.branch.wake())
 
 
-def _build(view: BlindView, **options: Any) -> Response:
-    return Response(view, **options)
-
-
 #: ``response`` for the registry (option ``surrogate_quantile``).
-RESPONSE = BlindSpec(_build)
+RESPONSE = BlindSpec(Response)

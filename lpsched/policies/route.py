@@ -194,10 +194,6 @@ class Route:
         return Decision(kill=kill, start=start, wake=wake)
 
 
-def _build(view: BlindView, **options: Any) -> Route:
-    return Route(view, **options)
-
-
 #: ``route`` for the registry (options ``large_fraction``, ``stage_unit``,
 #: ``surrogate_quantile``).
-ROUTE = BlindSpec(_build)
+ROUTE = BlindSpec(Route)
