@@ -54,6 +54,9 @@ from .baselines import fcfs_order, mcsf_order, size_order
 from .gsa import GSA, GSA_SPEC, check_gsa_options
 from .online import online_fcfs, online_mcsf, online_sorted_f
 from .pipeline import check_gba_options, gba, gba_d, sps
+from .rect import RECT
+from .response import RESPONSE, check_response_options
+from .route import ROUTE, check_route_options
 from .sorted_f import check_phase1_options, sorted_f_order
 from .sorted_f_seconds import sorted_f_seconds_order
 from .sorted_lp import check_lp_options, lp_swap_order, sorted_lp_order
@@ -352,6 +355,25 @@ POLICIES: Registry[Policy] = Registry(
             "killed first on a shortage",
             ("alpha", "beta", "prompts"),
             check=check_gsa_options,
+        ),
+        blind_policy(
+            "rect",
+            RECT,
+            "blind: caps 2^r, kill and restart, queue by area budget 2 s_i 2^r (Rect)",
+        ),
+        blind_policy(
+            "response",
+            RESPONSE,
+            "blind: phases of cap 2^r, each a staggered pipeline on a surrogate prompt (Response)",
+            ("surrogate_quantile",),
+            check=check_response_options,
+        ),
+        blind_policy(
+            "route",
+            ROUTE,
+            "blind: large to Rect, small prompt-heavy to capped Rect, then Response (Route)",
+            ("large_fraction", "stage_unit", "surrogate_quantile"),
+            check=check_route_options,
         ),
     ),
     taken="{kind} {name!r} is already registered (register_policy(..., replace=True) replaces it)",
