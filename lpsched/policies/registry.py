@@ -49,7 +49,7 @@ from ..plugins import (
 )
 from ..schedule import Schedule
 from ..solvers.result import LPTooLargeError
-from .amin import amax, amin, sorted_f_amin
+from .amin import AMAX, AMIN, AMIN_OPTIONS, SORTED_F_AMIN, amax, amin, sorted_f_amin
 from .baselines import fcfs_order, mcsf_order, size_order
 from .gsa import GSA, GSA_SPEC, check_gsa_options
 from .online import online_fcfs, online_mcsf, online_sorted_f
@@ -248,24 +248,28 @@ POLICIES: Registry[Policy] = Registry(
         # policies with their own executor (eviction, online re-planning, preemption): SPEC
         # sections 5 and 6, and the production-style baselines of section 4; those marked ``clock``
         # admit by arrivals in seconds (``arrival_s``) on the clock of their option ``time_model``
-        # (SPEC section 10): :data:`CLOCK_POLICIES`
+        # (SPEC section 10): :data:`CLOCK_POLICIES`. The three of section 6 are blind (SPEC
+        # section 11): each function runs its ``blind`` spec and takes the options as keywords
         Policy(
             "amax",
             amax,
             "A_max: MC-SF on the upper bounds u_i of the decode intervals",
-            ("online",),
+            AMIN_OPTIONS,
+            blind=AMAX,
         ),
         Policy(
             "amin",
             amin,
             "A_min: MC-SF on estimates raised from l_i, evicting on overflow",
-            ("online",),
+            AMIN_OPTIONS,
+            blind=AMIN,
         ),
         Policy(
             "sorted-f-amin",
             sorted_f_amin,
             "Sorted-F on the A_min estimates, re-planned after evictions",
-            ("online", *_PHASE1_OPTIONS),
+            (*AMIN_OPTIONS, *_PHASE1_OPTIONS),
+            blind=SORTED_F_AMIN,
         ),
         Policy(
             "svf",

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from reference.online import SortedFPlanner as ReferencePlanner
 from reference.online import reference_online_sorted_f_starts
 
-from lpsched.eviction import execute_with_eviction
+from lpsched.blind import BlindView, run_blind
 from lpsched.generators.workloads import generate
 from lpsched.instance import Instance
 from lpsched.kernels import BACKEND
 from lpsched.policies import planners
-from lpsched.policies.amin import sorted_f_amin
+from lpsched.policies.amin import AMinPolicy, sorted_f_amin
 from lpsched.policies.online import online_sorted_f
 
 KERNELS = ("_merge_sorted", "_order_statistics", "lerp")
@@ -147,7 +147,7 @@ def test_sorted_f_amin_matches_replanning_from_scratch(backend, inst, solver, on
     sched = sorted_f_amin(inst, solver, online=online, sample_size=3)
     e = lo.tolist()
     planner = ReferencePlanner(inst.prefill.tolist(), e, inst.memory, solver, sample_size=3)
-    ref = execute_with_eviction(inst, planner, e, online=online)
+    ref = run_blind(inst, AMinPolicy(BlindView.of(inst, "interval"), planner, e, online=online))
     assert sched.start.tolist() == ref.start.tolist()
     assert sched.runs.tolist() == ref.runs.tolist()
     assert sched.info["replans"] == planner.replans
