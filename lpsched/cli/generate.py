@@ -11,6 +11,7 @@ from ..generators.make import describe_workloads, generation_notes, make_instanc
 from ..generators.small import EXACT_WORKLOADS
 from ..generators.three_partition import gadget as make_gadget
 from ..generators.three_partition import tel_threshold
+from ..generators.two_point import two_point
 from ..generators.workloads import WORKLOADS
 from ..io import check_output, write_instance
 from .common import bad_input, finite, flag, output_option, seed_option
@@ -114,7 +115,7 @@ def generate_cmd(traces, weights, round_ms, interval_spec, output, **given) -> N
 
 @click.group()
 def gadget() -> None:
-    """NP-hardness gadgets (SPEC section 8)."""
+    """NP-hardness gadgets (SPEC section 8) and adversarial instances."""
 
 
 @gadget.command(name="three-partition")
@@ -150,3 +151,34 @@ def three_partition(m, B, yes, distinct, seed, output) -> None:
         f"M = {inst.memory}, TEL threshold {tel_threshold(m)}",
         err=True,
     )
+
+
+#: The options of ``gadget two-point``: (option, default, least value, help); the defaults
+#: are the paper's instance.
+_TWO_POINT = (
+    ("--prefill", 96, 0, "The common prompt length s (tokens)."),
+    ("--memory", 256, 1, "KV-cache budget M (tokens)."),
+    ("--n-long", 6, 0, "Long requests, listed first."),
+    ("--long-decode", 160, 1, "Their decode length o (tokens)."),
+    ("--n-short", 194, 0, "Short requests, listed after the long ones."),
+    ("--short-decode", 1, 1, "Their decode length o (tokens)."),
+)
+
+
+def _two_point_options(fn):
+    for decl, default, least, text in reversed(_TWO_POINT):
+        kind = click.IntRange(min=least)
+        fn = click.option(decl, type=kind, default=default, show_default=True, help=text)(fn)
+    return fn
+
+
+@gadget.command(name="two-point")
+@_two_point_options
+@output_option()
+@bad_input
+def two_point_cmd(output, **given) -> None:
+    """Write the two-point instance of arXiv 2601.22996: a few long requests ahead of many
+    one-token ones, one prompt length (fcfs and vllm: TEL 185,892 at the defaults; mcsf 13,448)."""
+    inst = two_point(**given)
+    write_instance(inst, output)
+    click.echo(f"wrote {output}: n = {inst.n}, M = {inst.memory}", err=True)

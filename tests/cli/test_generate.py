@@ -119,3 +119,20 @@ def test_a_gadget_needs_yes_or_no(tmp_path):
     r = invoke("gadget", "three-partition", "--m", "2", "--B", "20", "-o", out)
     assert r.exit_code == 2 and "--yes" in r.output and "--no" in r.output
     assert not (tmp_path / "g.json").exists()
+
+
+def test_gadget_two_point_writes_the_papers_instance(tmp_path):
+    from lpsched.generators.two_point import two_point
+    from lpsched.policies.registry import run_policy
+
+    out = tmp_path / "tp.json"
+    r = invoke("gadget", "two-point", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    inst = read_instance(out)
+    assert np.array_equal(inst.decode, two_point().decode) and inst.memory == 256
+    assert run_policy(inst, "fcfs").tel == 185_892 and run_policy(inst, "mcsf").tel == 13_448
+    small = tmp_path / "s.json"
+    assert invoke("gadget", "two-point", "--prefill", "8", "-o", str(small)).exit_code == 0
+    assert run_policy(read_instance(small), "fcfs").tel == 81_011
+    bad = invoke("gadget", "two-point", "--prefill", "300", "-o", str(tmp_path / "b.json"))
+    assert bad.exit_code == 1 and "exceed memory M = 256" in bad.output
