@@ -3,6 +3,8 @@ blindness property of every non-clairvoyant policy in the registry."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -238,3 +240,25 @@ class _Peeking(BlindSpec):
 def test_the_blindness_check_catches_a_policy_that_peeks():
     with pytest.raises(AssertionError, match="depend on unrevealed decode lengths"):
         assert_blind(_Peeking(lambda view: None), two_point(), {})
+
+
+@pytest.mark.parametrize("policy", BLIND, ids=lambda p: p.name)
+def test_lpsched_check_accepts_every_blind_schedule_with_its_kills(policy, tmp_path):
+    """A blind policy's schedule file, its killed attempts included, passes ``lpsched check``
+    (the runs of SPEC section 9), on the two-point instance with s = 8 (every policy kills)."""
+    from click.testing import CliRunner
+
+    from lpsched.cli import main
+    from lpsched.io import write_instance
+
+    inst = _told(policy.blind, two_point(prefill=8))
+    path, out = tmp_path / "i.json", tmp_path / "s.json"
+    write_instance(inst, path)
+    made = CliRunner().invoke(
+        main, ["schedule", str(path), "--policy", policy.name, "-o", str(out)]
+    )
+    assert made.exit_code == 0, made.output
+    checked = CliRunner().invoke(main, ["check", str(path), str(out), "--json"])
+    assert checked.exit_code == 0, checked.output
+    report = json.loads(checked.stdout)
+    assert report["feasible"] and report["tel"] == run_policy(inst, policy.name).tel
