@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from lpsched.policies.registry import POLICIES
+
 ROOT = Path(__file__).resolve().parents[1]
 #: Guides whose every ```python block runs on its own in a few seconds.
 GUIDES = ["blind.md", "python.md"]
@@ -17,8 +19,18 @@ def _blocks(name: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "guide" / name).read_text(), re.S)
 
 
+@pytest.fixture
+def clean_policies():
+    """The policies a snippet registers are removed after it (a later test may register the
+    same names)."""
+    before = set(POLICIES)
+    yield
+    for name in set(POLICIES) - before:
+        del POLICIES[name]
+
+
 @pytest.mark.parametrize("name", GUIDES)
-def test_guide_snippets_run(name, monkeypatch, capsys):
+def test_guide_snippets_run(name, monkeypatch, capsys, clean_policies):
     monkeypatch.chdir(ROOT)
     blocks = _blocks(name)
     assert blocks, f"{name} has no python block"
