@@ -220,9 +220,10 @@ class IntervalSpec(BlindSpec):
         self, instance: Instance, *, name: str = "", record: bool = False, **options: Any
     ) -> Schedule:
         """Build the policy on the view of ``instance`` with its intervals ``[l_i, u_i]``
-        (tokens) and run it: the parameters of :meth:`BlindSpec.run
-        <lpsched.blind.BlindSpec.run>`, the options being ``online`` and Sorted-F+Amin's
-        Phase-1 options.
+        (tokens) and run it.
+
+        The parameters are those of :meth:`BlindSpec.run <lpsched.blind.BlindSpec.run>`; the
+        options are ``online`` and Sorted-F+Amin's Phase-1 options.
 
         Returns
         -------

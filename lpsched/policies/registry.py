@@ -89,7 +89,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Policy:
-    """A registered policy.
+    """A registered policy: its name, how it runs, and what the registry and the command line
+    need to know of it (options, variants, clock, list, checks, blindness).
 
     Attributes
     ----------
