@@ -322,7 +322,8 @@ def run_blind(
     record: bool = False,
     max_visits: int | None = None,
 ) -> Schedule:
-    """Run a blind policy on ``instance``: the non-clairvoyant executor of SPEC section 11.
+    """Run a blind policy on ``instance``: the non-clairvoyant executor of SPEC section 11,
+    which keeps each ``o_i`` to itself until the request completes and applies the policy's kills.
 
     Parameters
     ----------

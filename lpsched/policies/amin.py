@@ -219,18 +219,11 @@ class IntervalSpec(BlindSpec):
     def run(
         self, instance: Instance, *, name: str = "", record: bool = False, **options: Any
     ) -> Schedule:
-        """Build the policy on the view of ``instance`` with its intervals and run it.
+        """Build the policy on the view of ``instance`` with its intervals ``[l_i, u_i]``
+        (tokens) and run it.
 
-        Parameters
-        ----------
-        instance : Instance
-            With intervals ``[l_i, u_i]`` (tokens).
-        name : str
-            Policy name recorded in the schedule.
-        record : bool, default False
-            Keep every decision in ``info["decisions"]`` (:func:`~lpsched.blind.run_blind`).
-        **options
-            The policy's options (``online``; Sorted-F+Amin's Phase-1 options).
+        The parameters are those of :meth:`BlindSpec.run <lpsched.blind.BlindSpec.run>`; the
+        options are ``online`` and Sorted-F+Amin's Phase-1 options.
 
         Returns
         -------
@@ -271,25 +264,13 @@ def _build_amin(view: BlindView, *, online: bool = False) -> AMinPolicy:
 
 
 def _build_sorted_f_amin(
-    view: BlindView,
-    solver: str = "auto",
-    *,
-    online: bool = False,
-    sample_size: int = 256,
-    quantile: float = 0.9,
-    seed: int = 0,
+    view: BlindView, solver: str = "auto", *, online: bool = False, **quantile_greedy: Any
 ) -> AMinPolicy:
+    """A_min's policy on Sorted-F's list; ``quantile_greedy`` (``sample_size``, ``quantile``,
+    ``seed``) goes to the planner, whose defaults apply."""
     assert view.decode_lo is not None  # reveal="interval"
     e = view.decode_lo.tolist()
-    planner = SortedFPlanner(
-        view.prefill.tolist(),
-        e,
-        view.memory,
-        solver,
-        sample_size=sample_size,
-        quantile=quantile,
-        seed=seed,
-    )
+    planner = SortedFPlanner(view.prefill.tolist(), e, view.memory, solver, **quantile_greedy)
     return AMinPolicy(view, planner, e, online=online)
 
 
@@ -334,10 +315,8 @@ def amin(instance: Instance, *, online: bool = False) -> Schedule:
 
     Parameters
     ----------
-    instance : Instance
-        With intervals ``[l_i, u_i]`` (tokens); only ``l_i`` is used.
-    online : bool, default False
-        See :func:`amax`.
+    instance, online
+        As :func:`amax`, but only ``l_i`` of the intervals is used.
 
     Returns
     -------

@@ -89,7 +89,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Policy:
-    """A registered policy.
+    """A registered policy: its name, how it runs, and what the registry and the command line
+    need to know of it (options, variants, clock, list, checks, blindness).
 
     Attributes
     ----------
@@ -317,23 +318,26 @@ POLICIES: Registry[Policy] = Registry(
             ("replan_every", *_PHASE1_OPTIONS, "time_model"),
             clock=True,
         ),
-        Policy(
-            "vllm",
-            vllm,
-            "production-style: FCFS queue, admission by current memory, recompute preemption",
-            ("time_model", "victim", "early_fraction"),
-            check=check_victim_options,
-            clock=True,
-            listed=True,
-        ),
-        Policy(
-            "vllm-sf",
-            vllm_sf,
-            "as vllm with the queue by decode length o_i",
-            ("time_model", "victim", "early_fraction"),
-            check=check_victim_options,
-            clock=True,
-            listed=True,
+        # the production-style baselines (SPEC section 4): two queues, the same options
+        *(
+            Policy(
+                name,
+                run,
+                description,
+                ("time_model", "victim", "early_fraction"),
+                check=check_victim_options,
+                clock=True,
+                listed=True,
+            )
+            for name, run, description in (
+                (
+                    "vllm",
+                    vllm,
+                    "production-style: FCFS queue, admission by current memory, recompute "
+                    "preemption",
+                ),
+                ("vllm-sf", vllm_sf, "as vllm with the queue by decode length o_i"),
+            )
         ),
         # non-clairvoyant policies (SPEC section 11)
         blind_policy(
@@ -344,21 +348,25 @@ POLICIES: Registry[Policy] = Registry(
             ("max_decode", "threshold", "surrogate_short", "surrogate_long", "outlive"),
             check=check_one_bit_options,
         ),
-        blind_policy(
-            "gsa",
-            GSA,
-            "GSA (blind): geometric slices beta alpha^p per phase on a staggered pipeline, "
-            "unfinished attempts killed and retried",
-            ("alpha", "beta", "prompts"),
-            check=check_gsa_options,
-        ),
-        blind_policy(
-            "gsa-spec",
-            GSA_SPEC,
-            "GSA-Spec (blind): GSA plus speculative attempts in the memory it leaves idle, "
-            "killed first on a shortage",
-            ("alpha", "beta", "prompts"),
-            check=check_gsa_options,
+        # GSA and GSA-Spec: one pipeline of slices, the same options
+        *(
+            blind_policy(
+                name, spec, description, ("alpha", "beta", "prompts"), check=check_gsa_options
+            )
+            for name, spec, description in (
+                (
+                    "gsa",
+                    GSA,
+                    "GSA (blind): geometric slices beta alpha^p per phase on a staggered "
+                    "pipeline, unfinished attempts killed and retried",
+                ),
+                (
+                    "gsa-spec",
+                    GSA_SPEC,
+                    "GSA-Spec (blind): GSA plus speculative attempts in the memory it leaves "
+                    "idle, killed first on a shortage",
+                ),
+            )
         ),
         blind_policy(
             "rect",

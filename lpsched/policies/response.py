@@ -78,7 +78,7 @@ class ResponseBranch:
     Parameters
     ----------
     view : BlindView
-        The instance without ``o_i``.
+        The instance without ``o_i``: the prompts ``s_i`` and the budget ``M`` are read.
     surrogate_quantile : float, default 1
         ``q`` of the surrogate prompt (module docstring).
 
@@ -203,10 +203,8 @@ class Response:
 
     Parameters
     ----------
-    view : BlindView
-        The instance without ``o_i``.
-    surrogate_quantile : float, default 1
-        ``q`` of the surrogate prompt (module docstring).
+    view, surrogate_quantile
+        As for :class:`ResponseBranch`.
 
     Notes
     -----

@@ -105,7 +105,8 @@ def check_one_bit_options(
     outlive: str = "extend",
     **_: Any,
 ) -> None:
-    """Refuse option values ``svf-1bit`` cannot run with.
+    """Refuse option values ``svf-1bit`` cannot run with: a length that is not an integer in
+    range, or an outliving rule not in :data:`OUTLIVE_RULES`.
 
     Parameters
     ----------
@@ -143,7 +144,8 @@ def check_one_bit_options(
 
 @dataclass(frozen=True)
 class OneBitSetting:
-    """The constants of one run of ``svf-1bit`` (module docstring).
+    """The constants of one run of ``svf-1bit`` (module docstring): the bound ``T``, the class
+    threshold ``theta`` and the surrogate decode lengths of the two classes.
 
     Attributes
     ----------

@@ -418,7 +418,8 @@ def vllm_sf(
     victim: str = "newest",
     early_fraction: float = 0.5,
 ) -> Schedule:
-    """``vllm-sf``: the same admission and preemption with the queue by ``o_i``, then index.
+    """``vllm-sf``: the admission and preemption of :func:`vllm` with the queue by decode length
+    ``o_i``, then index.
 
     Parameters
     ----------
