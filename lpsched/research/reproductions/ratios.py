@@ -34,7 +34,12 @@ from typing import Any
 import numpy as np
 
 from ...certify import lp_bound
-from ...generators.small import ASSUMPTION_WORKLOADS, RATIO_WORKLOADS, small_instance
+from ...generators.small import (
+    ASSUMPTION_WORKLOADS,
+    RATIO_WORKLOADS,
+    REGIME_WORKLOADS,
+    small_instance,
+)
 from ...policies.registry import options_for, parse_policy, run_policy
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
@@ -42,11 +47,13 @@ from ..adversarial import search_row
 from ..cache import OptimumCache
 from .choices import check_policies
 from .theorems import (
+    BLIND_THEOREM_POLICIES,
     SORTED_F_BOUND,
     THEOREM_POLICIES,
     THEOREMS,
     applies,
     peak_alpha,
+    search_summary,
     theorem_summary,
 )
 
@@ -461,6 +468,9 @@ def run(
     save_to: str | os.PathLike[str] | None = None,
     plot: bool = True,
     policy_options: Mapping[str, Any] | None = None,
+    regime_workloads: Sequence[str] = tuple(REGIME_WORKLOADS),
+    theorem_search_steps: int = 60,
+    theorem_search_restarts: int = 2,
     **engine: Any,
 ) -> str:
     """Reproduction ``ratios``: empirical ratios on small instances against the proven constants.
@@ -480,8 +490,17 @@ def run(
     theorem_policies : sequence of str, optional
         The algorithms of the per-algorithm table (:func:`theorem_sweep`,
         :func:`~.theorems.theorem_summary`), each run on the workloads that meet its theorem.
-        Default: those of :data:`~.theorems.THEOREM_POLICIES` that are registered (the report
-        names the others); an explicit name that is not registered raises ``KeyError``.
+        Default: those of :data:`~.theorems.THEOREM_POLICIES` and
+        :data:`~.theorems.BLIND_THEOREM_POLICIES` that are registered (the report names the
+        others); an explicit name that is not registered raises ``KeyError``.
+    regime_workloads : sequence of str
+        Workloads of :data:`~lpsched.generators.small.REGIME_WORKLOADS` added to the
+        per-algorithm sweep only (default all three: Rect's and Response's regimes).
+    theorem_search_steps, theorem_search_restarts : int
+        Budget of the worst-ratio search under each blind theorem's assumption
+        (:func:`~lpsched.research.adversarial.search_row` with the theorem's ``meets``,
+        starts from its workloads, seed ``search_seed``; ``theorem-search.csv``); a restart
+        count of 0 skips it.
     search_steps, search_restarts, search_seed : int
         Budget and seed of :func:`adversarial_search` against Sorted-F (``search_restarts =
         0`` skips it).
@@ -521,8 +540,9 @@ def run(
         ratio_summary(rows),
     ]
     if theorem_policies is None:
-        theorem_pols = [p for p in THEOREM_POLICIES if _registered(p)]
-        skipped = [p for p in THEOREM_POLICIES if p not in theorem_pols]
+        every = (*THEOREM_POLICIES, *BLIND_THEOREM_POLICIES)
+        theorem_pols = [p for p in every if _registered(p)]
+        skipped = [p for p in every if p not in theorem_pols]
     else:
         theorem_pols, skipped = list(dict.fromkeys(theorem_policies)), []
     known = {
@@ -537,7 +557,7 @@ def run(
     }
     theorem_rows = theorem_sweep(
         out,
-        workloads=workloads,
+        workloads=list(dict.fromkeys([*workloads, *regime_workloads])),
         sizes=sizes,
         memories=memories,
         seeds=seeds,
@@ -556,6 +576,31 @@ def run(
     ]
     if skipped:
         parts.append(f"\nNot registered, left out: {', '.join(skipped)}.")
+    searched = [p for p in theorem_pols if p in BLIND_THEOREM_POLICIES]
+    if theorem_search_restarts > 0 and searched:
+        search_rows = [
+            search_row(
+                out,
+                policy=p,
+                steps=theorem_search_steps,
+                restarts=theorem_search_restarts,
+                seed=search_seed,
+                solver=solver,
+                time_limit=min(time_limit, 10.0),
+                workload=THEOREMS[p].workloads or "uniform",
+                meets=THEOREMS[p].meets,
+                name="theorem-search",
+                **engine,
+            )
+            for p in searched
+        ]
+        parts += [
+            f"\nWorst TEL / OPT found by the worst-ratio search under each blind theorem's "
+            f"assumption (adversarial_search with the theorem's `meets`, steps="
+            f"{theorem_search_steps}, restarts={theorem_search_restarts}, seed={search_seed}; "
+            "every instance searched meets the assumption):\n",
+            search_summary(search_rows),
+        ]
     worst = None
     if search_restarts > 0:
         r = search_row(
