@@ -398,7 +398,7 @@ def ratio_summary(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 #: The files of ``lpsched reproduce ratios`` with a ``ratio_opt`` column.
-RATIO_FILES = ("ratios.csv", "theorems.csv")
+RATIO_FILES = ("ratios.csv", "theorems.csv", "theorems-blind.csv")
 
 
 def worst_ratios(*paths: str | os.PathLike[str]) -> dict[str, str]:
@@ -451,10 +451,107 @@ def _registered(policy: str) -> bool:
     return True
 
 
+def _blind_theorems(
+    out: Path,
+    *,
+    workloads: Sequence[str],
+    sizes: Sequence[int],
+    memories: Sequence[int],
+    seeds: Sequence[int],
+    solver: str,
+    time_limit: float,
+    policy_options: Mapping[str, Any] | None,
+    known: Mapping[tuple[str, int, int, int], tuple[int, float, bool, float, float]],
+    search: tuple[int, int, int],
+    **engine: Any,
+) -> list[str]:
+    """The registered blind policies of :data:`~.theorems.BLIND_THEOREM_POLICIES`: their
+    theorem sweep (``theorems-blind.csv``), the worst-ratio search under each theorem's
+    assumption (``search = (steps, restarts, seed)``, none with 0 restarts) and the report's
+    parts; the unregistered ones named as skipped."""
+    theorem_search_steps, theorem_search_restarts, search_seed = search
+    parts: list[str] = []
+    blind = [p for p in BLIND_THEOREM_POLICIES if _registered(p)]
+    absent = [p for p in BLIND_THEOREM_POLICIES if p not in blind]
+    if blind:
+        blind_rows = theorem_sweep(
+            out,
+            name="theorems-blind",
+            workloads=workloads,
+            sizes=sizes,
+            memories=memories,
+            seeds=seeds,
+            policies=blind,
+            solver=solver,
+            time_limit=time_limit,
+            policy_options=options_for(blind, policy_options or {}) or None,
+            known=known,
+            **engine,
+        )
+        parts += [
+            "\nThe blind policies (SPEC section 11) under their theorems' assumptions, the "
+            "same way (`theorems-blind.csv`):\n",
+            theorem_summary(blind_rows, blind),
+        ]
+    if absent:
+        parts.append(
+            f"\nBlind policies not registered in this lpsched, skipped: {', '.join(absent)}."
+        )
+    if theorem_search_restarts > 0 and blind:
+        parts += _theorem_searches(
+            out,
+            blind,
+            steps=theorem_search_steps,
+            restarts=theorem_search_restarts,
+            seed=search_seed,
+            solver=solver,
+            time_limit=min(time_limit, 10.0),
+            **engine,
+        )
+    return parts
+
+
+def _theorem_searches(
+    out: Path,
+    policies: Sequence[str],
+    *,
+    steps: int,
+    restarts: int,
+    seed: int,
+    solver: str,
+    time_limit: float,
+    **engine: Any,
+) -> list[str]:
+    """The worst-ratio search of each policy under its theorem's assumption (one row each of
+    ``theorem-search.csv``): the report's sentence and table."""
+    rows = [
+        search_row(
+            out,
+            policy=p,
+            steps=steps,
+            restarts=restarts,
+            seed=seed,
+            solver=solver,
+            time_limit=time_limit,
+            workload=THEOREMS[p].workloads or "uniform",
+            meets=THEOREMS[p].meets,
+            name="theorem-search",
+            **engine,
+        )
+        for p in policies
+    ]
+    return [
+        "\nWorst TEL / OPT found by the worst-ratio search under each blind theorem's "
+        f"assumption (adversarial_search with the theorem's `meets`, steps={steps}, "
+        f"restarts={restarts}, seed={seed}; every instance searched meets the assumption):\n",
+        search_summary(rows),
+    ]
+
+
 def run(
     out_dir: str | os.PathLike[str],
     *,
-    workloads: Sequence[str] = ALL_WORKLOADS,
+    workloads: Sequence[str] = (*ALL_WORKLOADS, *REGIME_WORKLOADS),
     sizes: Sequence[int] = (5, 7),
     memories: Sequence[int] = (16, 32),
     seeds: Sequence[int] = tuple(range(10)),
@@ -468,7 +565,6 @@ def run(
     save_to: str | os.PathLike[str] | None = None,
     plot: bool = True,
     policy_options: Mapping[str, Any] | None = None,
-    regime_workloads: Sequence[str] = tuple(REGIME_WORKLOADS),
     theorem_search_steps: int = 60,
     theorem_search_restarts: int = 2,
     **engine: Any,
@@ -479,23 +575,25 @@ def run(
     ----------
     out_dir : path-like
         Writes ``ratios.csv`` (:func:`ratio_sweep`), ``theorems.csv`` (:func:`theorem_sweep`),
+        ``theorems-blind.csv`` (the same for the blind policies), ``theorem-search.csv`` and
+        ``theorem-search-POLICY.json`` (their worst-ratio searches),
         ``adversarial.csv`` (one row per search budget, resumable),
         ``adversarial-sorted-f.json`` (the worst instance), ``ratios.md`` and, with ``plot``,
         ``ratios.png``.
     workloads, sizes, memories, seeds, policies, solver, time_limit, policy_options
         See :func:`ratio_sweep`; ``workloads`` defaults to :data:`ALL_WORKLOADS` (the four
-        random workloads and the theorem-assumption ones) and serves both sweeps.
+        random workloads and the theorem-assumption ones) and the regime workloads of
+        :data:`~lpsched.generators.small.REGIME_WORKLOADS` (Rect's and Response's), and
+        serves both sweeps.
         ``policies`` (default :data:`RATIO_POLICIES`, plug-ins allowed) gives the rows of the
         first table and the boxes of the figure.
     theorem_policies : sequence of str, optional
         The algorithms of the per-algorithm table (:func:`theorem_sweep`,
         :func:`~.theorems.theorem_summary`), each run on the workloads that meet its theorem.
-        Default: those of :data:`~.theorems.THEOREM_POLICIES` and
-        :data:`~.theorems.BLIND_THEOREM_POLICIES` that are registered (the report names the
-        others); an explicit name that is not registered raises ``KeyError``.
-    regime_workloads : sequence of str
-        Workloads of :data:`~lpsched.generators.small.REGIME_WORKLOADS` added to the
-        per-algorithm sweep only (default all three: Rect's and Response's regimes).
+        Default: those of :data:`~.theorems.THEOREM_POLICIES` that are registered (the report
+        names the others); an explicit name that is not registered raises ``KeyError``. The
+        registered blind policies of :data:`~.theorems.BLIND_THEOREM_POLICIES` have a sweep
+        and a table of their own (``theorems-blind.csv``), the others are named as skipped.
     theorem_search_steps, theorem_search_restarts : int
         Budget of the worst-ratio search under each blind theorem's assumption
         (:func:`~lpsched.research.adversarial.search_row` with the theorem's ``meets``,
@@ -540,9 +638,8 @@ def run(
         ratio_summary(rows),
     ]
     if theorem_policies is None:
-        every = (*THEOREM_POLICIES, *BLIND_THEOREM_POLICIES)
-        theorem_pols = [p for p in every if _registered(p)]
-        skipped = [p for p in every if p not in theorem_pols]
+        theorem_pols = [p for p in THEOREM_POLICIES if _registered(p)]
+        skipped = [p for p in THEOREM_POLICIES if p not in theorem_pols]
     else:
         theorem_pols, skipped = list(dict.fromkeys(theorem_policies)), []
     known = {
@@ -557,7 +654,7 @@ def run(
     }
     theorem_rows = theorem_sweep(
         out,
-        workloads=list(dict.fromkeys([*workloads, *regime_workloads])),
+        workloads=workloads,
         sizes=sizes,
         memories=memories,
         seeds=seeds,
@@ -576,31 +673,19 @@ def run(
     ]
     if skipped:
         parts.append(f"\nNot registered, left out: {', '.join(skipped)}.")
-    searched = [p for p in theorem_pols if p in BLIND_THEOREM_POLICIES]
-    if theorem_search_restarts > 0 and searched:
-        search_rows = [
-            search_row(
-                out,
-                policy=p,
-                steps=theorem_search_steps,
-                restarts=theorem_search_restarts,
-                seed=search_seed,
-                solver=solver,
-                time_limit=min(time_limit, 10.0),
-                workload=THEOREMS[p].workloads or "uniform",
-                meets=THEOREMS[p].meets,
-                name="theorem-search",
-                **engine,
-            )
-            for p in searched
-        ]
-        parts += [
-            f"\nWorst TEL / OPT found by the worst-ratio search under each blind theorem's "
-            f"assumption (adversarial_search with the theorem's `meets`, steps="
-            f"{theorem_search_steps}, restarts={theorem_search_restarts}, seed={search_seed}; "
-            "every instance searched meets the assumption):\n",
-            search_summary(search_rows),
-        ]
+    parts += _blind_theorems(
+        out,
+        workloads=workloads,
+        sizes=sizes,
+        memories=memories,
+        seeds=seeds,
+        solver=solver,
+        time_limit=time_limit,
+        policy_options=policy_options,
+        known=known,
+        search=(theorem_search_steps, theorem_search_restarts, search_seed),
+        **engine,
+    )
     worst = None
     if search_restarts > 0:
         r = search_row(
