@@ -10,7 +10,10 @@
   instances that meet the assumptions of the later algorithms' theorems (SVF: every peak
   ``s_i + o_i <= M / 2``; GBA: one prompt length; SPS: one prompt and one decode length), so
   that each algorithm's empirical ratio can be set beside its own proven constant;
-  :func:`small_instance` draws them too.
+  :func:`small_instance` draws them too;
+* :data:`REGIME_WORKLOADS` -- ``large-prompts``, ``prompt-heavy``, ``response-heavy``: the
+  three regimes of arXiv 2607.09248 (``s_i > M/4``; ``s_i <= M/4`` with ``o_i <= s_i``; with
+  ``o_i > s_i``), whose instances meet Rect's and Response's theorems.
 
 Source: ours (scaled versions of the seed paper's workloads, arXiv 2508.06133, section 6).
 """
@@ -35,6 +38,7 @@ __all__ = [
     "EXACT_WORKLOADS",
     "RATIO_WORKLOADS",
     "ASSUMPTION_WORKLOADS",
+    "REGIME_WORKLOADS",
     "PAPER_SCALE",
     "scale_down",
     "paper_scaled",
@@ -43,6 +47,9 @@ __all__ = [
     "small_peaks",
     "common_prompt",
     "identical_requests",
+    "large_prompts",
+    "prompt_heavy",
+    "response_heavy",
     "small_instance",
 ]
 
@@ -370,6 +377,114 @@ def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
     return _one_prompt("identical", n, seed, memory, one_decode=True)
 
 
+def large_prompts(n: int, seed: int = 0, memory: int = 32) -> Instance:
+    """Requests whose prompts all exceed a quarter of the memory: Rect's *large* regime.
+
+    ``s_i`` uniform on ``floor(M/4) + 1..M - 1`` (so ``s_i > M/4``) and then ``o_i`` uniform
+    on ``1..M - s_i``, all arriving at round 0: one of the two regimes on which Rect is proven
+    36-competitive (arXiv 2607.09248, with ``Lambda = M / 4``).
+
+    Parameters
+    ----------
+    n, seed, memory
+        As for :func:`small_peaks` (``memory >= 2``).
+
+    Returns
+    -------
+    Instance
+        Named ``small-large-prompts-n{n}-M{M}-s{seed}``; ``metadata`` as for
+        :func:`small_peaks`.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1`` or ``memory < 2``.
+
+    Notes
+    -----
+    Source: ours; the regime is that of arXiv 2607.09248 (as summarised in
+    ``algorithms-2026``: large requests, ``s_i > Lambda = M / 4``).
+    """
+    _check_small(n, memory)
+    rng = np.random.default_rng(seed)
+    s = rng.integers(memory // 4 + 1, memory, size=n)
+    o = rng.integers(1, memory - s + 1)  # one draw per request, 1..M - s_i
+    return _small_instance_of("large-prompts", s, o, memory, n, seed)
+
+
+def prompt_heavy(n: int, seed: int = 0, memory: int = 32) -> Instance:
+    """Small prompt-heavy requests: ``s_i <= M/4`` and ``o_i <= s_i``, Rect's other regime.
+
+    ``s_i`` uniform on ``1..floor(M/4)`` and then ``o_i`` uniform on ``1..s_i``, all arriving
+    at round 0: the small prompt-heavy regime of arXiv 2607.09248, on which Rect is proven
+    36-competitive.
+
+    Parameters
+    ----------
+    n, seed
+        As for :func:`small_peaks`.
+    memory : int, default 32
+        KV-cache budget ``M`` in tokens, ``>= 4`` (a request needs ``1 <= o_i <= s_i <=
+        M/4``).
+
+    Returns
+    -------
+    Instance
+        Named ``small-prompt-heavy-n{n}-M{M}-s{seed}``; ``metadata`` as for
+        :func:`small_peaks`.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1`` or ``memory < 4``.
+
+    Notes
+    -----
+    Source: ours; the regime is that of arXiv 2607.09248 (as summarised).
+    """
+    _check_small(n, memory)
+    if memory < 4:
+        raise ValueError(f"a prompt-heavy request needs M >= 4 tokens, got {memory}")
+    rng = np.random.default_rng(seed)
+    s = rng.integers(1, memory // 4 + 1, size=n)
+    o = rng.integers(1, s + 1)  # one draw per request, 1..s_i
+    return _small_instance_of("prompt-heavy", s, o, memory, n, seed)
+
+
+def response_heavy(n: int, seed: int = 0, memory: int = 32) -> Instance:
+    """Small response-heavy requests: ``s_i <= M/4`` and ``o_i > s_i``, Response's regime.
+
+    ``s_i`` uniform on ``0..floor(M/4)`` and then ``o_i`` uniform on ``s_i + 1..M - s_i``, all
+    arriving at round 0: the small response-heavy regime of arXiv 2607.09248, on which
+    Response is proven 236/3-competitive (about 78.67).
+
+    Parameters
+    ----------
+    n, seed, memory
+        As for :func:`small_peaks` (``memory >= 2``).
+
+    Returns
+    -------
+    Instance
+        Named ``small-response-heavy-n{n}-M{M}-s{seed}``; ``metadata`` as for
+        :func:`small_peaks`.
+
+    Raises
+    ------
+    ValueError
+        ``n < 1`` or ``memory < 2``.
+
+    Notes
+    -----
+    Source: ours; the regime is that of arXiv 2607.09248 (as summarised).
+    """
+    _check_small(n, memory)
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, memory // 4 + 1, size=n)
+    o = rng.integers(s + 1, memory - s + 1)  # one draw per request, s_i + 1..M - s_i
+    return _small_instance_of("response-heavy", s, o, memory, n, seed)
+
+
 def _one_prompt(workload: str, n: int, seed: int, memory: int, *, one_decode: bool) -> Instance:
     """One prompt length ``s`` uniform on ``0..floor(M/2)`` for every request, and decode
     lengths uniform on ``1..max(1, floor(M/2))``: one for all (``one_decode``) or one each."""
@@ -401,6 +516,17 @@ ASSUMPTION_WORKLOADS: dict[str, Callable[..., Instance]] = {
 }
 
 
+#: Small workloads of the three regimes of arXiv 2607.09248 (``Lambda = M / 4``), whose
+#: instances meet Rect's theorem (``large-prompts``, ``prompt-heavy``) or Response's
+#: (``response-heavy``): name -> generator ``(n, seed, memory)``; :func:`small_instance` draws
+#: them too. ``prompt-heavy`` needs ``M >= 4``.
+REGIME_WORKLOADS: dict[str, Callable[..., Instance]] = {
+    "large-prompts": large_prompts,
+    "prompt-heavy": prompt_heavy,
+    "response-heavy": response_heavy,
+}
+
+
 #: Small synthetic workloads for exact solving: name -> generator ``(n, seed, memory)``.
 EXACT_WORKLOADS: dict[str, Callable[..., Instance]] = {
     "paper-scaled": paper_scaled,
@@ -425,7 +551,9 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
         ``heavy-decode``: ``s_i`` on ``0..M/8``, ``o_i`` on ``M/4..M/2``.
         ``small-peaks``, ``common-prompt``, ``identical``: the theorem-assumption workloads
         of :data:`ASSUMPTION_WORKLOADS` (:func:`small_peaks`, :func:`common_prompt`,
-        :func:`identical_requests`).
+        :func:`identical_requests`); ``large-prompts``, ``prompt-heavy``,
+        ``response-heavy``: the regimes of :data:`REGIME_WORKLOADS` (:func:`large_prompts`,
+        :func:`prompt_heavy`, :func:`response_heavy`).
     n : int
         Number of requests, ``>= 1``.
     memory : int
@@ -442,21 +570,22 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
     Raises
     ------
     ValueError
-        Unknown workload, ``n < 1`` or ``memory < 2``.
+        Unknown workload, ``n < 1`` or ``memory < 2`` (``< 4`` for ``prompt-heavy``).
 
     Notes
     -----
     Source: ours (the 80/20 mix is the paper's headline workload, section 6).
     """
-    if workload not in RATIO_WORKLOADS and workload not in ASSUMPTION_WORKLOADS:
-        names = (*RATIO_WORKLOADS, *ASSUMPTION_WORKLOADS)
+    named = {**ASSUMPTION_WORKLOADS, **REGIME_WORKLOADS}
+    if workload not in RATIO_WORKLOADS and workload not in named:
+        names = (*RATIO_WORKLOADS, *named)
         raise ValueError(f"unknown small workload {workload!r}; choose from {', '.join(names)}")
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     if memory < 2:
         raise ValueError(f"memory M must be >= 2 tokens, got {memory}")
-    if workload in ASSUMPTION_WORKLOADS:
-        return ASSUMPTION_WORKLOADS[workload](n, seed=seed, memory=memory)
+    if workload in named:
+        return named[workload](n, seed=seed, memory=memory)
     rng = np.random.default_rng(seed)
     M = int(memory)
     if workload == "uniform":

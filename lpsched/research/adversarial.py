@@ -13,7 +13,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from .cache import OptimumCache
 
 __all__ = [
     "SearchResult",
+    "MOVE_DRAWS",
     "adversarial_search",
     "save_adversarial",
     "catalogue_rows",
@@ -105,6 +106,28 @@ def _mutate(
     return s, o, M
 
 
+#: Draws of a move before a step of :func:`adversarial_search` gives up on its assumption.
+MOVE_DRAWS = 50
+
+
+def _allowed_move(
+    s: np.ndarray,
+    o: np.ndarray,
+    M: int,
+    rng: np.random.Generator,
+    max_memory: int,
+    max_decode: int,
+    meets: Callable[[Instance], bool] | None,
+) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """A random move whose instance meets ``meets`` (any move without it); None when
+    :data:`MOVE_DRAWS` draws all break it."""
+    for _ in range(MOVE_DRAWS if meets is not None else 1):
+        s2, o2, M2 = _mutate(s, o, M, rng, max_memory, max_decode)
+        if meets is None or meets(Instance.from_arrays(s2, o2, M2, name="search")):
+            return s2, o2, M2
+    return None
+
+
 def adversarial_search(
     policy: str = "sorted-f",
     *,
@@ -115,12 +138,13 @@ def adversarial_search(
     seed: int = 0,
     max_memory: int = 24,
     max_decode: int = 8,
-    workload: str = "uniform",
+    workload: str | Sequence[str] = "uniform",
     solver: str = "highs",
     time_limit: float = 10.0,
     temperature: float = 0.02,
     start: Instance | None = None,
     progress: bool | Callable[[int, int, float], None] = False,
+    meets: Callable[[Instance], bool] | None = None,
 ) -> SearchResult:
     """Local search for a small instance that maximises ``TEL(policy) / OPT``.
 
@@ -143,8 +167,9 @@ def adversarial_search(
         Largest ``M`` the moves may reach (tokens; keeps the exact solves fast).
     max_decode : int
         Largest ``o_i`` the moves may reach (tokens).
-    workload : str
-        :data:`SMALL_WORKLOADS` name of the starts.
+    workload : str or sequence of str
+        :func:`~lpsched.generators.small.small_instance` workload of the starts; several:
+        restart ``r`` starts from the ``r``-th, cyclically.
     solver : {"highs", "cpsat"}
         Exact back end; every step solves the new instance exactly (memoised).
     time_limit : float
@@ -160,6 +185,11 @@ def adversarial_search(
         True: a progress bar (``tqdm.auto``: on standard error, or a widget in a notebook)
         over the ``restarts * (steps + 1)`` exact solves, showing the best ratio so far. A
         callable is called after every solve as ``progress(done, total, best_ratio)``.
+    meets : callable, optional
+        ``meets(instance) -> bool``: the assumption every instance of the search must meet
+        (a theorem's, :data:`~lpsched.research.reproductions.theorems.THEOREMS`). Every
+        start must meet it; a move whose instance does not is drawn again, up to
+        :data:`MOVE_DRAWS` times, and the step evaluates nothing new when none meets it.
 
     Returns
     -------
@@ -173,7 +203,8 @@ def adversarial_search(
     KeyError
         Unknown policy (the message lists the registered ones).
     ValueError
-        Unknown workload, ``n < 1``, ``steps < 0`` or ``restarts < 1``.
+        Unknown workload, ``n < 1``, ``steps < 0`` or ``restarts < 1``; a start that does
+        not meet ``meets``.
 
     Notes
     -----
@@ -219,13 +250,22 @@ def adversarial_search(
             if r == 0 and start is not None:
                 inst0 = start
             else:
-                inst0 = small_instance(workload, n, min(memory, max_memory), seed=seed + r)
+                starts = (workload,) if isinstance(workload, str) else tuple(workload)
+                inst0 = small_instance(
+                    starts[r % len(starts)], n, min(memory, max_memory), seed=seed + r
+                )
+            if meets is not None and not meets(inst0):
+                raise ValueError(f"the start {inst0.name} does not meet the search's assumption")
             s, o, M = inst0.prefill.copy(), inst0.decode.copy(), inst0.memory
             cur = evaluate(s, o, M)
             if best is None or cur[0] > best[0]:
                 best = cur
             for _ in range(steps):
-                s2, o2, M2 = _mutate(s, o, M, rng, max_memory, max_decode)
+                move = _allowed_move(s, o, M, rng, max_memory, max_decode, meets)
+                if move is None:
+                    history.append(best[0])
+                    continue
+                s2, o2, M2 = move
                 cand = evaluate(s2, o2, M2)
                 loss = cur[0] - cand[0]
                 if loss <= 0 or (temperature > 0 and rng.random() < math.exp(-loss / temperature)):
@@ -351,12 +391,18 @@ def search_row(
     solver: str = "highs",
     time_limit: float = 10.0,
     save_to: str | os.PathLike[str] | None = None,
+    workload: str | Sequence[str] = "uniform",
+    meets: Callable[[Instance], bool] | None = None,
+    name: str = "adversarial",
     **engine: Any,
 ) -> dict[str, str]:
     """One :func:`adversarial_search`, as a resumable sweep row of ``out_dir/adversarial.csv``.
 
-    Writes the worst instance to ``out_dir/adversarial-POLICY.json`` (and, with ``save_to``,
-    into that folder by :func:`save_adversarial`). The search is one task and writes files, so
+    Writes the worst instance to ``out_dir/NAME-POLICY.json`` (and, with ``save_to``,
+    into that folder by :func:`save_adversarial`). ``workload`` and ``meets`` are those of
+    :func:`adversarial_search` (a search under a theorem's assumption); ``name`` is the CSV's
+    stem (``NAME.csv``; give each ``workload`` and ``meets`` a name of its own, as they are
+    not in the row's key). The search is one task and writes files, so
     it always runs in this process; of the ``engine`` options
     (:func:`~lpsched.sweeps.engine.run_sweep`) ``workers`` and ``scheduler`` are ignored.
 
@@ -375,10 +421,10 @@ def search_row(
             seed=params["seed"],
             solver=solver,
             time_limit=time_limit,
+            workload=workload,
+            meets=meets,
         )
-        write_instance(
-            res.instance.replace(name=f"adversarial-{policy}"), out / f"adversarial-{policy}.json"
-        )
+        write_instance(res.instance.replace(name=f"{name}-{policy}"), out / f"{name}-{policy}.json")
         if save_to is not None:
             save_adversarial(res, save_to)
         inst = res.instance
@@ -398,7 +444,7 @@ def search_row(
 
     task = Task({"policy": policy, "steps": steps, "restarts": restarts, "seed": seed})
     sweep = Sweep(
-        "adversarial",
+        name,
         ADVERSARIAL_FIELDS,
         _SEARCH_KEY,
         [task],

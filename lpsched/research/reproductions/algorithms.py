@@ -57,6 +57,7 @@ from ...certify import certify
 from ...certify.methods import METHODS
 from ...generators.intervals import from_spec
 from ...generators.lmsys import COMMON_PROMPT, COMMON_PROMPT_MEMORIES, common_prompt_instance
+from ...generators.two_point import two_point
 from ...generators.workloads import PAPER_MEMORY, PAPER_N, PAPER_WORKLOAD
 from ...instance import Instance
 from ...policies.registry import POLICIES, PolicyError, options_for, parse_policy, run_policy
@@ -64,6 +65,7 @@ from ...schedule import Schedule
 from ...solvers.result import LPTooLargeError
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import counts, markdown_table, mean_max, write_report
+from .algorithm_claims import INTERVALS, PROVEN, TOLD
 from .burst import BURST_TIME_MODELS, burst_section
 from .certified_gaps import (
     PHASE1,
@@ -74,6 +76,7 @@ from .certified_gaps import (
     time_limits_by_size,
 )
 from .choices import check_choices, check_policies
+from .knowing import knowing_table
 from .ratios import RATIO_FILES, worst_ratios
 
 __all__ = [
@@ -97,58 +100,24 @@ DESCRIPTION = (
     "and SVF's burst"
 )
 
-#: The policies of the table, in row order (registry names).
+#: The policies of the table, in row order (registry names); the blind ones last (SPEC
+#: section 11). A name this lpsched does not register is left out with a line in the report.
 ALGORITHM_POLICIES = tuple(
-    "svf volume sps gba gba-d sorted-f sorted-lp lp-swap mcsf fcfs size amin vllm".split()
+    "svf volume sps gba gba-d sorted-f sorted-lp lp-swap mcsf fcfs size amin vllm "
+    "gsa gsa-spec svf-1bit rect response route".split()
 )
-_LENGTHS = "decode lengths o_i"
-_INTERVALS = "intervals l_i <= o_i <= u_i"
-#: What each policy is told about the decode lengths (every policy knows the prompts s_i).
-TOLD: dict[str, str] = {
-    **dict.fromkeys(
-        "svf volume sps gba gba-d sorted-f sorted-lp lp-swap mcsf size sorted-f-seconds "
-        "vllm-sf online-mcsf online-sorted-f".split(),
-        _LENGTHS,
-    ),
-    **dict.fromkeys(("amin", "amax", "sorted-f-amin"), _INTERVALS),
-    **dict.fromkeys(("fcfs", "vllm", "online-fcfs"), "nothing"),
-}
-#: Proven approximation ratio of each policy for TEL: (ratio, assumptions, source).
-PROVEN: dict[str, tuple[str, str, str]] = {
-    "sorted-f": ("48", "any instance, all at round 0", "arXiv 2508.06133"),
-    "svf": (
-        "1 + 2/(1 - alpha)",
-        "every s_i + o_i <= alpha M, all at round 0",
-        "arXiv 2606.22327",
-    ),
-    "gba": ("10.67 (6.75 large memory)", "one common prompt length", "arXiv 2601.22996"),
-    "gba-d": (
-        "10.67 (6.75 large memory), as GBA",
-        "one common prompt length",
-        "arXiv 2601.22996 (summary)",
-    ),
-    "sps": ("2", "requests of one length, one common prompt length", "arXiv 2601.22996"),
-    "amin": (
-        "O(log(u/l)) (log-scale)",
-        "one common prompt, one interval [l, u] for all; none for heterogeneous prompts",
-        "arXiv 2508.14544",
-    ),
-    **{p: ("unbounded", "", "arXiv 2508.06133") for p in ("fcfs", "mcsf", "size")},
-    "volume": (
-        "none published; SVF's 1 + 2/(1 - alpha) carries over",
-        "as SVF: SVF's proof needs only 'while a request waits, the running peaks exceed "
-        "M - P', which the look-ahead executor also gives",
-        "SPEC 4.1, ours",
-    ),
-    **{p: ("none proven", "", "") for p in ("sorted-lp", "lp-swap", "vllm")},
-}
-#: The two families of instances.
-FAMILIES = ("paper", "common-prompt")
-#: Sizes ``n`` of each family when ``sizes`` is not given.
+#: The families of instances: the first two in the main table, the two-point instance in a
+#: table of its own.
+FAMILIES = ("paper", "common-prompt", "two-point")
+#: Sizes ``n`` of each family when ``sizes`` is not given (the two-point family has one n,
+#: whatever ``sizes`` says).
 DEFAULT_SIZES: dict[str, tuple[int, ...]] = {
     "paper": (100, 200, PAPER_N),
     "common-prompt": (100, 300, 1000),
 }
+#: The two-point family: workload name -> prompt length s of :func:`two_point` (the paper's
+#: s = 96, and s = 8, where a blind policy that kills has the most to gain).
+TWO_POINT: dict[str, int] = {"two-point": 96, "two-point-s8": 8}
 #: Seconds of certify per instance, by ``n``. The default run (9 paper and 18 common-prompt
 #: instances, 2,430 s of certify in all) took 22 minutes of wall time with ``--workers 2`` on
 #: 2 shared cores (``docs/results/algorithms.md``: certify 20 min, the policies 2 min). At
@@ -193,8 +162,10 @@ def algorithm_instance(workload: str, n: int, memory: int, seed: int) -> Instanc
     ----------
     workload : str
         ``paper-scaled`` (M = 825), ``default`` (n = 2000, seed 0), ``paper-mix`` (M =
-        16,492): :func:`~.certified_gaps.certified_instance`; or ``common-prompt``
-        (:func:`~lpsched.generators.lmsys.common_prompt_instance`, s = 79, M = ``memory``).
+        16,492): :func:`~.certified_gaps.certified_instance`; ``common-prompt``
+        (:func:`~lpsched.generators.lmsys.common_prompt_instance`, s = 79, M = ``memory``);
+        or a name of :data:`TWO_POINT` (:func:`~lpsched.generators.two_point.two_point`,
+        n = 200, M = 256, deterministic: the seed is not used).
     n, memory, seed : int
         Requests, the budget M (tokens; must be the generator's for the paper workloads) and
         the seed.
@@ -208,10 +179,16 @@ def algorithm_instance(workload: str, n: int, memory: int, seed: int) -> Instanc
     KeyError
         Unknown workload.
     ValueError
-        A ``memory`` other than the paper workload's.
+        A ``memory`` other than the paper workload's (an ``n`` or ``memory`` other than the
+        two-point instance's).
     """
     if workload == _COMMON:
         return common_prompt_instance(n, memory, seed=seed)
+    if workload in TWO_POINT:
+        inst = two_point(prefill=TWO_POINT[workload])
+        if (inst.n, inst.memory) != (n, memory):
+            raise ValueError(f"{workload} has n = {inst.n}, M = {inst.memory}")
+        return inst.replace(name=workload)
     inst = certified_instance(workload, n, seed)
     if inst.memory != memory:
         raise ValueError(f"{workload} has M = {inst.memory}, not {memory}")
@@ -227,6 +204,9 @@ def _specs(
     """``(workload, n, memory, seed)`` of every instance, by family, n, memory, seed."""
     out = []
     for family in families:
+        if family == "two-point":
+            out += [(w, 200, 256, 0) for w in TWO_POINT]
+            continue
         for n in DEFAULT_SIZES[family] if sizes is None else sizes:
             if family == "paper":
                 for seed in seeds:
@@ -245,11 +225,13 @@ def _paper_scaled_memory(n: int, seed: int) -> int:
 
 
 def _family(workload: str) -> str:
+    if workload in TWO_POINT:
+        return "two-point"
     return _COMMON if workload == _COMMON else "paper"
 
 
 def _phase1(workload: str) -> str:
-    return "auto" if workload == _COMMON else PHASE1[workload]
+    return PHASE1[workload] if _family(workload) == "paper" else "auto"
 
 
 # --------------------------------------------------------------------------- bounds sweep
@@ -296,7 +278,7 @@ def _check_bound_row(v: Mapping[str, Any]) -> str | None:
 
 def _policy_instance(inst: Instance, policy: str, intervals: str, seed: int) -> Instance:
     """The instance a policy runs on: with prediction intervals when it is told them."""
-    if TOLD.get(parse_policy(policy)[0].name) == _INTERVALS and not inst.has_intervals:
+    if TOLD.get(parse_policy(policy)[0].name) == INTERVALS and not inst.has_intervals:
         return from_spec(inst, intervals, seed=seed)
     return inst
 
@@ -362,13 +344,16 @@ def _column(workload: str, n: int, memory: int) -> tuple[int, int, int, str]:
     """Sort key and header of an instance group: paper first, then s = 79 by M, then n."""
     if _family(workload) == "paper":
         return (0, 0, n, f"paper n={n} (M={memory})")
+    if workload in TWO_POINT:
+        s = TWO_POINT[workload]
+        return (2, -s, n, f"two-point s={s} M={memory} n={n}")
     return (1, memory, n, f"s={COMMON_PROMPT} M={memory} n={n}")
 
 
 def _told(policy: str, intervals: str) -> str:
     name = policy.partition("+")[0]
     told = TOLD.get(name, "not stated")
-    return f"{told} ({intervals})" if told == _INTERVALS else told
+    return f"{told} ({intervals})" if told == INTERVALS else told
 
 
 def _proven(policy: str) -> str:
@@ -451,8 +436,9 @@ def algorithm_table(
         "(one certify run per instance, shared by every policy). 'paper' is the seed paper's "
         f"workload (paper-scaled, the mix divided by 20, below n = {PAPER_N}; the default "
         f"instance and paper-mix at n = {PAPER_N}); 's={COMMON_PROMPT}' the identical-prompt "
-        "instances of arXiv 2601.22996's setting. Seconds: the policy's own time, every "
-        "instance."
+        "instances of arXiv 2601.22996's setting; 'two-point' that paper's two-point "
+        "instance (6 requests with o = 160, then 194 with o = 1, M = 256). Seconds: the "
+        "policy's own time, every instance."
     )
     text += "\n\nThe instances:\n\n" + _instance_table(cols, groups, bounds, best)
     if notes:
@@ -578,9 +564,10 @@ def run(
     ----------
     out_dir : path-like
         Writes ``algorithms-bounds.csv`` (one certify run per instance),
-        ``algorithms.csv`` (one row per instance and policy), ``algorithms-burst.csv``
-        (with ``burst``) and ``algorithms.md``; rows are written as they finish and a rerun
-        computes only what is missing.
+        ``algorithms.csv`` (one row per instance and policy), the same two for the
+        two-point family (``algorithms-two-point-bounds.csv``, ``algorithms-two-point.csv``),
+        ``algorithms-burst.csv`` (with ``burst``) and ``algorithms.md``; rows are written as
+        they finish and a rerun computes only what is missing.
     seeds : sequence of int
         Seeds of every family (at n = 2000 the paper family's seed 0 is the default
         instance, the others ``paper-mix``) and of the burst.
@@ -588,7 +575,9 @@ def run(
         Numbers of requests of both families; default each family's
         (:data:`DEFAULT_SIZES`: paper 100, 200, 2000; common prompt 100, 300, 1000).
     workloads : sequence of str
-        The families, of :data:`FAMILIES`.
+        The families, of :data:`FAMILIES`: ``paper`` and ``common-prompt`` in the main
+        table, ``two-point`` (the instances of :data:`TWO_POINT`, n = 200 whatever
+        ``sizes`` says, time limit of n = 200) in a table of its own.
     memories : sequence of int
         Budgets M of the common-prompt family (tokens; default 4,096 and 8,192).
     time_limits : mapping of int to float, or float, optional
@@ -627,7 +616,8 @@ def run(
     Returns
     -------
     str
-        The Markdown report.
+        The Markdown report: the main table, the two-point table, what knowing the decode
+        lengths is worth (:func:`~.knowing.knowing_table`) and the burst.
 
     Raises
     ------
@@ -656,21 +646,39 @@ def run(
     pols, options = check_policies(
         [p for p in policies if p not in absent], policy_options, RESERVED_OPTIONS
     )
-    specs = _specs(workloads, sizes, seeds, memories)
+    every = _specs(workloads, sizes, seeds, memories)
     limits = time_limits_by_size(
-        sorted({n for _, n, _, _ in specs}),
+        sorted({n for _, n, _, _ in every}),
         time_limits
         if time_limits is not None and not isinstance(time_limits, Mapping)
         else {**DEFAULT_TIME_LIMITS, **(time_limits or {})},
     )
     out = Path(out_dir)
-    bound_rows = _bound_sweep(specs, limits, out, engine)
-    policy_rows = _policy_sweep(specs, pols, options, intervals, lp_max_nonzeros, out, engine)
     if ratios_csv is None and any((out / f).is_file() for f in RATIO_FILES):
         ratios_csv = out
     worst = None if ratios_csv is None else worst_ratios(ratios_csv)
-    text = "## Policies against certified bounds\n\n" + algorithm_table(
-        bound_rows, policy_rows, pols, worst=worst, intervals=intervals
+    text = ""
+    all_rows: list[dict[str, str]] = []
+    for title, name, specs in (
+        ("Policies against certified bounds", NAME, [s for s in every if s[0] not in TWO_POINT]),
+        ("The two-point instance", f"{NAME}-two-point", [s for s in every if s[0] in TWO_POINT]),
+    ):
+        if name != NAME and not specs:
+            continue
+        bound_rows = _bound_sweep(specs, limits, out, engine, name=f"{name}-bounds")
+        policy_rows = _policy_sweep(
+            specs, pols, options, intervals, lp_max_nonzeros, out, engine, name=name
+        )
+        all_rows += policy_rows
+        text += f"## {title}\n\n" + algorithm_table(
+            bound_rows, policy_rows, pols, worst=worst, intervals=intervals
+        )
+        text += "\n\n"
+    text += (
+        "## What knowing the decode lengths is worth\n\nPer instance, the best TEL of the "
+        "policies told nothing or a class bit (blind) and of those told the decode lengths "
+        "(clairvoyant); A_min, told intervals, is neither:\n\n"
+        + knowing_table(all_rows, _group, _instance_key)
     )
     if ratios_csv is not None:
         text += f"\n\nWorst TEL/OPT found: from {ratios_csv}."
@@ -700,20 +708,32 @@ def _registered(policy: str) -> bool:
     return True
 
 
+def _group(row: Mapping[str, str]) -> tuple[tuple[int, int, int], str]:
+    """A policy row's instance group: sort key and header (:func:`_column`)."""
+    c = _column(row["workload"], int(row["n"]), int(row["memory"]))
+    return (c[0], c[1], c[2]), c[3]
+
+
+def _instance_key(row: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(row[k] for k in _INSTANCE_KEY)
+
+
 def _bound_sweep(
     specs: Sequence[tuple[str, int, int, int]],
     limits: Mapping[int, float],
     out: Path,
     engine: Mapping[str, Any],
+    *,
+    name: str,
 ) -> list[dict[str, str]]:
-    """The bounds sweep: one certify run per instance, longest time limit first."""
+    """The bounds sweep ``name``: one certify run per instance, longest time limit first."""
     bound_tasks = [
         Task({"workload": w, "n": n, "memory": m, "seed": s, "time_limit": limits[n]})
         for w, n, m, s in sorted(specs, key=lambda spec: -limits[spec[1]])
     ]
     return run_sweep(
         Sweep(
-            f"{NAME}-bounds",
+            name,
             BOUND_FIELDS,
             BOUND_KEY,
             bound_tasks,
@@ -742,8 +762,10 @@ def _policy_sweep(
     lp_max_nonzeros: int | None,
     out: Path,
     engine: Mapping[str, Any],
+    *,
+    name: str,
 ) -> list[dict[str, str]]:
-    """The policies sweep: every policy on every instance, the largest ``n`` first."""
+    """The policies sweep ``name``: every policy on every instance, the largest ``n`` first."""
     params: dict[str, Any] = {"intervals": intervals, "lp_max_nonzeros": lp_max_nonzeros}
     if options:
         params["policy_options"] = options
@@ -756,7 +778,7 @@ def _policy_sweep(
     ]
     return run_sweep(
         Sweep(
-            NAME,
+            name,
             POLICY_FIELDS,
             POLICY_KEY,
             policy_tasks,

@@ -5,7 +5,9 @@ on A100s, in the paper. Here: ``n`` requests of ``lmsys-turn`` (the per-turn LMS
 heterogeneous prompts) at each budget M, all at round 0, run by the schedulers of
 :data:`BURST_SCHEDULERS`: the four queues of the paper under vLLM-style admission (current
 memory, recompute preemption: :func:`~lpsched.policies.vllm.execute_preemptive`), SVF as
-published (peak reservation), and lpsched's look-ahead list policies. Each schedule is read in
+published (peak reservation), lpsched's look-ahead list policies and the blind policies of
+SPEC section 11 that this lpsched registers (:data:`BLIND_BURST`; their kills counted as
+preemptions). Each schedule is read in
 rounds and in seconds under the fitted time profiles (Llama-2-7B on one A100 and Llama-2-70B on
 two, SPEC section 10); rows in ``algorithms-burst.csv``. The paper's LongBench workload and its
 Llama-3.1 profiles are not available here.
@@ -36,16 +38,18 @@ import numpy as np
 
 from ...generators.workloads import generate
 from ...instance import Instance
-from ...policies.registry import run_policy
+from ...policies.registry import POLICIES, run_policy
 from ...policies.svf import volume_order
 from ...policies.vllm import execute_preemptive
 from ...schedule import Schedule
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
 from ...sweeps.tables import markdown_table
 from ...timing import parse_time_model, to_seconds
+from .algorithm_claims import TOLD
 
 __all__ = [
     "BURST_SCHEDULERS",
+    "BLIND_BURST",
     "BURST_TIME_MODELS",
     "BURST_WORKLOAD",
     "one_bit_volume_order",
@@ -143,6 +147,23 @@ BURST_SCHEDULERS: dict[str, tuple[str, str, str, Callable[[Instance], Schedule]]
     ),
     "fcfs": ("-", "FCFS list, look-ahead executor", "nothing", partial(run_policy, spec="fcfs")),
 }
+#: The blind policies of SPEC section 11 (lpsched's executor for them, kill and restart), added
+#: to the burst when this lpsched registers them: name -> (the paper's label, what it is).
+BLIND_BURST: dict[str, tuple[str, str]] = {
+    "gsa": ("GSA", "geometric slices on a staggered pipeline, kill and restart"),
+    "gsa-spec": ("GSA-Spec", "GSA plus speculative attempts in idle memory"),
+    "svf-1bit": ("1-bit SVF (blind executor)", "surrogate volume queue, peak reservation"),
+    "rect": ("Rect", "area-budget queue, doubling caps, kill and restart"),
+    "response": ("Response", "doubling caps on a staggered pipeline, kill and restart"),
+    "route": ("Route", "Rect / Response by regime, doubling stages"),
+}
+BURST_SCHEDULERS.update(
+    {
+        name: (label, what, TOLD[name], partial(run_policy, spec=name))
+        for name, (label, what) in BLIND_BURST.items()
+        if name in POLICIES
+    }
+)
 #: The fitted time profiles the burst is read in (SPEC section 10).
 BURST_TIME_MODELS = ("llama2-7b-a100x1", "llama2-70b-a100x2")
 #: The burst's workload (the per-turn LMSYS reading, heterogeneous prompts).
@@ -206,7 +227,8 @@ def _burst_rows(
             "mean_latency_s": float(sec.latency_s.mean()),
             "mean_token_latency_s": float(np.mean(sec.latency_s / o)),
             "p99_latency_s": sec.stats()["p99_latency_s"],
-            "preemptions": int(sched.info.get("preemptions", 0)),
+            # a blind policy's kills are its preemptions
+            "preemptions": int(sched.info.get("preemptions", sched.info.get("kills", 0))),
             "runtime_s": secs,
         }
 

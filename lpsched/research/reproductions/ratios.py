@@ -34,7 +34,12 @@ from typing import Any
 import numpy as np
 
 from ...certify import lp_bound
-from ...generators.small import ASSUMPTION_WORKLOADS, RATIO_WORKLOADS, small_instance
+from ...generators.small import (
+    ASSUMPTION_WORKLOADS,
+    RATIO_WORKLOADS,
+    REGIME_WORKLOADS,
+    small_instance,
+)
 from ...policies.registry import options_for, parse_policy, run_policy
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
@@ -42,11 +47,13 @@ from ..adversarial import search_row
 from ..cache import OptimumCache
 from .choices import check_policies
 from .theorems import (
+    BLIND_THEOREM_POLICIES,
     SORTED_F_BOUND,
     THEOREM_POLICIES,
     THEOREMS,
     applies,
     peak_alpha,
+    search_summary,
     theorem_summary,
 )
 
@@ -391,7 +398,7 @@ def ratio_summary(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 #: The files of ``lpsched reproduce ratios`` with a ``ratio_opt`` column.
-RATIO_FILES = ("ratios.csv", "theorems.csv")
+RATIO_FILES = ("ratios.csv", "theorems.csv", "theorems-blind.csv")
 
 
 def worst_ratios(*paths: str | os.PathLike[str]) -> dict[str, str]:
@@ -444,10 +451,107 @@ def _registered(policy: str) -> bool:
     return True
 
 
+def _blind_theorems(
+    out: Path,
+    *,
+    workloads: Sequence[str],
+    sizes: Sequence[int],
+    memories: Sequence[int],
+    seeds: Sequence[int],
+    solver: str,
+    time_limit: float,
+    policy_options: Mapping[str, Any] | None,
+    known: Mapping[tuple[str, int, int, int], tuple[int, float, bool, float, float]],
+    search: tuple[int, int, int],
+    **engine: Any,
+) -> list[str]:
+    """The registered blind policies of :data:`~.theorems.BLIND_THEOREM_POLICIES`: their
+    theorem sweep (``theorems-blind.csv``), the worst-ratio search under each theorem's
+    assumption (``search = (steps, restarts, seed)``, none with 0 restarts) and the report's
+    parts; the unregistered ones named as skipped."""
+    theorem_search_steps, theorem_search_restarts, search_seed = search
+    parts: list[str] = []
+    blind = [p for p in BLIND_THEOREM_POLICIES if _registered(p)]
+    absent = [p for p in BLIND_THEOREM_POLICIES if p not in blind]
+    if blind:
+        blind_rows = theorem_sweep(
+            out,
+            name="theorems-blind",
+            workloads=workloads,
+            sizes=sizes,
+            memories=memories,
+            seeds=seeds,
+            policies=blind,
+            solver=solver,
+            time_limit=time_limit,
+            policy_options=options_for(blind, policy_options or {}) or None,
+            known=known,
+            **engine,
+        )
+        parts += [
+            "\nThe blind policies (SPEC section 11) under their theorems' assumptions, the "
+            "same way (`theorems-blind.csv`):\n",
+            theorem_summary(blind_rows, blind),
+        ]
+    if absent:
+        parts.append(
+            f"\nBlind policies not registered in this lpsched, skipped: {', '.join(absent)}."
+        )
+    if theorem_search_restarts > 0 and blind:
+        parts += _theorem_searches(
+            out,
+            blind,
+            steps=theorem_search_steps,
+            restarts=theorem_search_restarts,
+            seed=search_seed,
+            solver=solver,
+            time_limit=min(time_limit, 10.0),
+            **engine,
+        )
+    return parts
+
+
+def _theorem_searches(
+    out: Path,
+    policies: Sequence[str],
+    *,
+    steps: int,
+    restarts: int,
+    seed: int,
+    solver: str,
+    time_limit: float,
+    **engine: Any,
+) -> list[str]:
+    """The worst-ratio search of each policy under its theorem's assumption (one row each of
+    ``theorem-search.csv``): the report's sentence and table."""
+    rows = [
+        search_row(
+            out,
+            policy=p,
+            steps=steps,
+            restarts=restarts,
+            seed=seed,
+            solver=solver,
+            time_limit=time_limit,
+            workload=THEOREMS[p].workloads or "uniform",
+            meets=THEOREMS[p].meets,
+            name="theorem-search",
+            **engine,
+        )
+        for p in policies
+    ]
+    return [
+        "\nWorst TEL / OPT found by the worst-ratio search under each blind theorem's "
+        f"assumption (adversarial_search with the theorem's `meets`, steps={steps}, "
+        f"restarts={restarts}, seed={seed}; every instance searched meets the assumption):\n",
+        search_summary(rows),
+    ]
+
+
 def run(
     out_dir: str | os.PathLike[str],
     *,
-    workloads: Sequence[str] = ALL_WORKLOADS,
+    workloads: Sequence[str] = (*ALL_WORKLOADS, *REGIME_WORKLOADS),
     sizes: Sequence[int] = (5, 7),
     memories: Sequence[int] = (16, 32),
     seeds: Sequence[int] = tuple(range(10)),
@@ -461,6 +565,8 @@ def run(
     save_to: str | os.PathLike[str] | None = None,
     plot: bool = True,
     policy_options: Mapping[str, Any] | None = None,
+    theorem_search_steps: int = 60,
+    theorem_search_restarts: int = 2,
     **engine: Any,
 ) -> str:
     """Reproduction ``ratios``: empirical ratios on small instances against the proven constants.
@@ -469,19 +575,30 @@ def run(
     ----------
     out_dir : path-like
         Writes ``ratios.csv`` (:func:`ratio_sweep`), ``theorems.csv`` (:func:`theorem_sweep`),
+        ``theorems-blind.csv`` (the same for the blind policies), ``theorem-search.csv`` and
+        ``theorem-search-POLICY.json`` (their worst-ratio searches),
         ``adversarial.csv`` (one row per search budget, resumable),
         ``adversarial-sorted-f.json`` (the worst instance), ``ratios.md`` and, with ``plot``,
         ``ratios.png``.
     workloads, sizes, memories, seeds, policies, solver, time_limit, policy_options
         See :func:`ratio_sweep`; ``workloads`` defaults to :data:`ALL_WORKLOADS` (the four
-        random workloads and the theorem-assumption ones) and serves both sweeps.
+        random workloads and the theorem-assumption ones) and the regime workloads of
+        :data:`~lpsched.generators.small.REGIME_WORKLOADS` (Rect's and Response's), and
+        serves both sweeps.
         ``policies`` (default :data:`RATIO_POLICIES`, plug-ins allowed) gives the rows of the
         first table and the boxes of the figure.
     theorem_policies : sequence of str, optional
         The algorithms of the per-algorithm table (:func:`theorem_sweep`,
         :func:`~.theorems.theorem_summary`), each run on the workloads that meet its theorem.
         Default: those of :data:`~.theorems.THEOREM_POLICIES` that are registered (the report
-        names the others); an explicit name that is not registered raises ``KeyError``.
+        names the others); an explicit name that is not registered raises ``KeyError``. The
+        registered blind policies of :data:`~.theorems.BLIND_THEOREM_POLICIES` have a sweep
+        and a table of their own (``theorems-blind.csv``), the others are named as skipped.
+    theorem_search_steps, theorem_search_restarts : int
+        Budget of the worst-ratio search under each blind theorem's assumption
+        (:func:`~lpsched.research.adversarial.search_row` with the theorem's ``meets``,
+        starts from its workloads, seed ``search_seed``; ``theorem-search.csv``); a restart
+        count of 0 skips it.
     search_steps, search_restarts, search_seed : int
         Budget and seed of :func:`adversarial_search` against Sorted-F (``search_restarts =
         0`` skips it).
@@ -556,6 +673,19 @@ def run(
     ]
     if skipped:
         parts.append(f"\nNot registered, left out: {', '.join(skipped)}.")
+    parts += _blind_theorems(
+        out,
+        workloads=workloads,
+        sizes=sizes,
+        memories=memories,
+        seeds=seeds,
+        solver=solver,
+        time_limit=time_limit,
+        policy_options=policy_options,
+        known=known,
+        search=(theorem_search_steps, theorem_search_restarts, search_seed),
+        **engine,
+    )
     worst = None
     if search_restarts > 0:
         r = search_row(

@@ -5,7 +5,10 @@ The seed paper (arXiv 2508.06133, section 4) proves ``TEL(Sorted-F) <= 48 OPT`` 
 instance. The algorithms that followed (``algorithms-2026``) prove their own constants under
 their own assumptions (:data:`THEOREMS`): SVF ``1 + 2 / (1 - alpha)`` when every peak is at most
 ``alpha M``, the staggered pipeline SPS 2 with one prompt and one decode length, GBA and GBA-D
-10.67 with one prompt length. :func:`applies` says on which small workloads
+10.67 with one prompt length; the blind policies (SPEC section 11) GSA 61.92 with one prompt
+length (GSA-Spec measured against the same), Rect 36 in the large or the small prompt-heavy
+regime of arXiv 2607.09248 and Response 236/3 in its response-heavy regime (``Lambda = M / 4``),
+Route and 1-bit SVF with no constant recovered. :func:`applies` says on which small workloads
 (:mod:`lpsched.generators.small`) a policy runs; :func:`theorem_summary` sets the worst ratio
 found beside the constant.
 
@@ -14,6 +17,7 @@ Source: ours; the constants as cited in :data:`THEOREMS`.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,11 +32,13 @@ from ...sweeps.tables import markdown_table
 __all__ = [
     "SORTED_F_BOUND",
     "THEOREM_POLICIES",
+    "BLIND_THEOREM_POLICIES",
     "Theorem",
     "THEOREMS",
     "peak_alpha",
     "applies",
     "theorem_summary",
+    "search_summary",
 ]
 
 #: The proven approximation ratio of Sorted-F (arXiv 2508.06133, section 4).
@@ -40,6 +46,9 @@ SORTED_F_BOUND = 48
 
 #: Policies of the per-algorithm table (:func:`theorem_sweep`), in its row order.
 THEOREM_POLICIES = ("sorted-f", "svf", "sps", "gba", "gba-d", "volume")
+#: The blind policies of the per-algorithm table (SPEC section 11), after
+#: :data:`THEOREM_POLICIES`; a name this lpsched does not register is left out.
+BLIND_THEOREM_POLICIES = ("gsa", "gsa-spec", "svf-1bit", "rect", "response", "route")
 
 
 def peak_alpha(instance: Instance) -> float:
@@ -67,6 +76,30 @@ def _one_prompt(instance: Instance) -> bool:
 
 def _one_request_shape(instance: Instance) -> bool:
     return _one_prompt(instance) and len(set(instance.decode.tolist())) <= 1
+
+
+def _large(instance: Instance) -> bool:
+    """Every prompt above ``Lambda = M / 4`` (arXiv 2607.09248's large regime)."""
+    return bool(np.all(4 * instance.prefill > instance.memory))
+
+
+def _small(instance: Instance) -> np.ndarray:
+    return np.asarray(4 * instance.prefill <= instance.memory)
+
+
+def _rect_regime(instance: Instance) -> bool:
+    """All at round 0, and every request large, or every one small and prompt-heavy
+    (``s_i <= M/4``, ``o_i <= s_i``)."""
+    heavy = bool(np.all(_small(instance) & (instance.decode <= instance.prefill)))
+    return instance.offline and (_large(instance) or heavy)
+
+
+def _response_regime(instance: Instance) -> bool:
+    """All at round 0, every request small and response-heavy (``s_i <= M/4``,
+    ``o_i > s_i``)."""
+    return instance.offline and bool(
+        np.all(_small(instance) & (instance.decode > instance.prefill))
+    )
 
 
 @dataclass(frozen=True)
@@ -154,6 +187,54 @@ THEOREMS: dict[str, Theorem] = {
                 _one_prompt,
             )
             for name in ("gba", "gba-d")
+        ),
+        *(
+            Theorem(
+                name,
+                "one prompt length s, all at round 0, o_i unknown (kill and restart)",
+                ("common-prompt", "identical"),
+                "61.92",
+                "arXiv 2601.22996" + (" (stated for GSA; for GSA-Spec ours)" if spec else ""),
+                _constant(61.92),
+                _one_prompt,
+            )
+            for name, spec in (("gsa", False), ("gsa-spec", True))
+        ),
+        Theorem(
+            "svf-1bit",
+            "all at round 0, a class bit o_i > T (its constant was not recovered)",
+            None,
+            "none recovered",
+            "arXiv 2606.22327 (as summarised)",
+            None,
+            _offline,
+        ),
+        Theorem(
+            "rect",
+            "all at round 0; every s_i > M/4, or every s_i <= M/4 with o_i <= s_i",
+            ("large-prompts", "prompt-heavy"),
+            "36",
+            "arXiv 2607.09248 (as summarised)",
+            _constant(36.0),
+            _rect_regime,
+        ),
+        Theorem(
+            "response",
+            "all at round 0; every s_i <= M/4 with o_i > s_i",
+            ("response-heavy",),
+            "236/3",
+            "arXiv 2607.09248 (as summarised)",
+            _constant(236 / 3),
+            _response_regime,
+        ),
+        Theorem(
+            "route",
+            "all at round 0 (O(1), the constant was not recovered)",
+            None,
+            "O(1), not recovered",
+            "arXiv 2607.09248 (as summarised)",
+            None,
+            _offline,
         ),
         Theorem(
             "volume",
@@ -278,3 +359,53 @@ def _workloads_cell(mine: set[str], every: set[str]) -> str:
     if len(every) > 1 and mine == every:
         return f"all {len(every)}"
     return ", ".join(sorted(mine)) or "-"
+
+
+def search_summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Markdown table of worst-ratio searches under the theorems' assumptions: per policy, the
+    assumption, the worst ``TEL / OPT`` found, its instance, the constant there and the
+    verdict (as :func:`theorem_summary`'s).
+
+    Parameters
+    ----------
+    rows : sequence of mapping
+        Rows of :func:`~lpsched.research.adversarial.search_row` (``policy``, ``ratio``,
+        ``tel``, ``opt``, ``optimal``, ``memory``, ``prefill``, ``decode`` as JSON lists,
+        ``evaluations``, ``runtime_s``).
+
+    Returns
+    -------
+    str
+        The table. Source: ours.
+
+    Raises
+    ------
+    ValueError
+        A worst instance that does not meet its policy's theorem (the search broke it).
+    """
+    out = []
+    for r in rows:
+        theorem = THEOREMS[str(r["policy"])]
+        inst = Instance.from_arrays(
+            json.loads(str(r["prefill"])), json.loads(str(r["decode"])), int(r["memory"])
+        )
+        if not theorem.meets(inst):
+            raise ValueError(f"the worst instance of {theorem.policy} breaks its assumption")
+        ratio = float(r["ratio"])
+        c = theorem.bound(inst) if theorem.bound is not None else None
+        proven = str(r["optimal"]) in ("True", "true", "1")
+        verdict = "no proven constant" if c is None else (_ABOVE if ratio > c + 1e-9 else "within")
+        out.append(
+            {
+                "algorithm": theorem.policy,
+                "assumption": theorem.assumption,
+                "worst TEL/OPT": f"{ratio:.3f}" + ("" if proven else " (OPT not proven)"),
+                "TEL / OPT": f"{r['tel']} / {r['opt']}",
+                "instance (M; s; o)": f"M={r['memory']}; s={r['prefill']}; o={r['decode']}",
+                "constant": theorem.constant,
+                "ratio/constant": "-" if c is None else f"{ratio / c:.3f}",
+                "evaluations": str(r["evaluations"]),
+                "verdict": verdict,
+            }
+        )
+    return markdown_table(out, list(out[0]) if out else ["algorithm"], numparse=False)
