@@ -30,19 +30,19 @@ from .shortcuts import (
     solve_lp,
 )
 
-__all__ = [
-    "solve",
-    "solve_exact",
-    "certify",
+__all__ = [  # sorted
     "best_bound",
     "bound_choices",
-    "lp_bound",
-    "solve_lp",
+    "certify",
+    "certify_plan",
     "exact_horizon",
     "export_model",
-    "certify_plan",
-    "PLANS",
+    "lp_bound",
     "Method",
     "METHODS",
+    "PLANS",
     "register_method",
+    "solve",
+    "solve_exact",
+    "solve_lp",
 ]

@@ -20,6 +20,7 @@ Source: ours (scaled versions of the seed paper's workloads, arXiv 2508.06133, s
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -47,6 +48,8 @@ __all__ = [
     "small_peaks",
     "common_prompt",
     "identical_requests",
+    "REGIMES",
+    "regime_instance",
     "large_prompts",
     "prompt_heavy",
     "response_heavy",
@@ -377,112 +380,73 @@ def identical_requests(n: int, seed: int = 0, memory: int = 32) -> Instance:
     return _one_prompt("identical", n, seed, memory, one_decode=True)
 
 
-def large_prompts(n: int, seed: int = 0, memory: int = 32) -> Instance:
-    """Requests whose prompts all exceed a quarter of the memory: Rect's *large* regime.
-
-    ``s_i`` uniform on ``floor(M/4) + 1..M - 1`` (so ``s_i > M/4``) and then ``o_i`` uniform
-    on ``1..M - s_i``, all arriving at round 0: one of the two regimes on which Rect is proven
-    36-competitive (arXiv 2607.09248, with ``Lambda = M / 4``).
-
-    Parameters
-    ----------
-    n, seed, memory
-        As for :func:`small_peaks` (``memory >= 2``).
-
-    Returns
-    -------
-    Instance
-        Named ``small-large-prompts-n{n}-M{M}-s{seed}``; ``metadata`` as for
-        :func:`small_peaks`.
-
-    Raises
-    ------
-    ValueError
-        ``n < 1`` or ``memory < 2``.
-
-    Notes
-    -----
-    Source: ours; the regime is that of arXiv 2607.09248 (as summarised in
-    ``algorithms-2026``: large requests, ``s_i > Lambda = M / 4``).
-    """
-    _check_small(n, memory)
-    rng = np.random.default_rng(seed)
-    s = rng.integers(memory // 4 + 1, memory, size=n)
-    o = rng.integers(1, memory - s + 1)  # one draw per request, 1..M - s_i
-    return _small_instance_of("large-prompts", s, o, memory, n, seed)
+#: The three regimes of arXiv 2607.09248 (``Lambda = M / 4``): name -> (least ``M``, what its
+#: requests are, the paper's constant there).
+REGIMES = {
+    "large-prompts": (2, "large: s_i > M/4", "Rect, 36"),
+    "prompt-heavy": (4, "small prompt-heavy: s_i <= M/4 and o_i <= s_i", "Rect, 36"),
+    "response-heavy": (2, "small response-heavy: s_i <= M/4 < ... o_i > s_i", "Response, 236/3"),
+}
 
 
-def prompt_heavy(n: int, seed: int = 0, memory: int = 32) -> Instance:
-    """Small prompt-heavy requests: ``s_i <= M/4`` and ``o_i <= s_i``, Rect's other regime.
+def regime_instance(regime: str, n: int, seed: int = 0, memory: int = 32) -> Instance:
+    """Small random requests of one regime of arXiv 2607.09248, all arriving at round 0.
 
-    ``s_i`` uniform on ``1..floor(M/4)`` and then ``o_i`` uniform on ``1..s_i``, all arriving
-    at round 0: the small prompt-heavy regime of arXiv 2607.09248, on which Rect is proven
-    36-competitive.
+    ``large-prompts``: ``s_i`` uniform on ``floor(M/4) + 1..M - 1``, then ``o_i`` on
+    ``1..M - s_i``. ``prompt-heavy``: ``s_i`` on ``1..floor(M/4)``, then ``o_i`` on ``1..s_i``.
+    ``response-heavy``: ``s_i`` on ``0..floor(M/4)``, then ``o_i`` on ``s_i + 1..M - s_i``.
+    Rect is proven 36-competitive on instances of either of the first two regimes, Response
+    236/3-competitive (about 78.67) on the third (:data:`REGIMES`).
 
     Parameters
     ----------
+    regime : str
+        A name of :data:`REGIMES`.
     n, seed
         As for :func:`small_peaks`.
     memory : int, default 32
-        KV-cache budget ``M`` in tokens, ``>= 4`` (a request needs ``1 <= o_i <= s_i <=
-        M/4``).
+        KV-cache budget ``M`` in tokens, at least the regime's least (``prompt-heavy``: 4,
+        since ``1 <= o_i <= s_i <= M/4``; the others: 2).
 
     Returns
     -------
     Instance
-        Named ``small-prompt-heavy-n{n}-M{M}-s{seed}``; ``metadata`` as for
-        :func:`small_peaks`.
+        Named ``small-{regime}-n{n}-M{M}-s{seed}``; ``metadata`` as for :func:`small_peaks`.
 
     Raises
     ------
     ValueError
-        ``n < 1`` or ``memory < 4``.
+        An unknown regime, ``n < 1`` or ``memory`` below the regime's least.
 
     Notes
     -----
-    Source: ours; the regime is that of arXiv 2607.09248 (as summarised).
+    Source: ours; the regimes are those of arXiv 2607.09248 (as summarised in
+    ``algorithms-2026``, with ``Lambda = M / 4``).
     """
+    if regime not in REGIMES:
+        raise ValueError(f"unknown regime {regime!r}; choose from {', '.join(REGIMES)}")
     _check_small(n, memory)
-    if memory < 4:
-        raise ValueError(f"a prompt-heavy request needs M >= 4 tokens, got {memory}")
+    least = REGIMES[regime][0]
+    if memory < least:
+        raise ValueError(f"a {regime} request needs M >= {least} tokens, got {memory}")
     rng = np.random.default_rng(seed)
-    s = rng.integers(1, memory // 4 + 1, size=n)
-    o = rng.integers(1, s + 1)  # one draw per request, 1..s_i
-    return _small_instance_of("prompt-heavy", s, o, memory, n, seed)
+    quarter = memory // 4
+    if regime == "large-prompts":
+        s = rng.integers(quarter + 1, memory, size=n)
+        o = rng.integers(1, memory - s + 1)  # one draw per request, 1..M - s_i
+    elif regime == "prompt-heavy":
+        s = rng.integers(1, quarter + 1, size=n)
+        o = rng.integers(1, s + 1)  # 1..s_i
+    else:
+        s = rng.integers(0, quarter + 1, size=n)
+        o = rng.integers(s + 1, memory - s + 1)  # s_i + 1..M - s_i
+    return _small_instance_of(regime, s, o, memory, n, seed)
 
 
-def response_heavy(n: int, seed: int = 0, memory: int = 32) -> Instance:
-    """Small response-heavy requests: ``s_i <= M/4`` and ``o_i > s_i``, Response's regime.
-
-    ``s_i`` uniform on ``0..floor(M/4)`` and then ``o_i`` uniform on ``s_i + 1..M - s_i``, all
-    arriving at round 0: the small response-heavy regime of arXiv 2607.09248, on which
-    Response is proven 236/3-competitive (about 78.67).
-
-    Parameters
-    ----------
-    n, seed, memory
-        As for :func:`small_peaks` (``memory >= 2``).
-
-    Returns
-    -------
-    Instance
-        Named ``small-response-heavy-n{n}-M{M}-s{seed}``; ``metadata`` as for
-        :func:`small_peaks`.
-
-    Raises
-    ------
-    ValueError
-        ``n < 1`` or ``memory < 2``.
-
-    Notes
-    -----
-    Source: ours; the regime is that of arXiv 2607.09248 (as summarised).
-    """
-    _check_small(n, memory)
-    rng = np.random.default_rng(seed)
-    s = rng.integers(0, memory // 4 + 1, size=n)
-    o = rng.integers(s + 1, memory - s + 1)  # one draw per request, s_i + 1..M - s_i
-    return _small_instance_of("response-heavy", s, o, memory, n, seed)
+#: Generators ``(n, seed=0, memory=32)`` of each regime (:func:`regime_instance`).
+large_prompts = functools.partial(regime_instance, "large-prompts")
+prompt_heavy = functools.partial(regime_instance, "prompt-heavy")
+response_heavy = functools.partial(regime_instance, "response-heavy")
 
 
 def _one_prompt(workload: str, n: int, seed: int, memory: int, *, one_decode: bool) -> Instance:
@@ -552,8 +516,7 @@ def small_instance(workload: str, n: int, memory: int, *, seed: int = 0) -> Inst
         ``small-peaks``, ``common-prompt``, ``identical``: the theorem-assumption workloads
         of :data:`ASSUMPTION_WORKLOADS` (:func:`small_peaks`, :func:`common_prompt`,
         :func:`identical_requests`); ``large-prompts``, ``prompt-heavy``,
-        ``response-heavy``: the regimes of :data:`REGIME_WORKLOADS` (:func:`large_prompts`,
-        :func:`prompt_heavy`, :func:`response_heavy`).
+        ``response-heavy``: the regimes of :data:`REGIME_WORKLOADS` (:func:`regime_instance`).
     n : int
         Number of requests, ``>= 1``.
     memory : int
