@@ -396,7 +396,7 @@ def run_blind(
         if done == n:
             break
         state = BlindState(t, tuple(sorted(completed)), tuple(arrived), view, run.memory(t + 1))
-        decision = policy(state)
+        decision = _checked(policy(state), name, t)
         if record and (decision.kill or decision.start):
             decisions.append((t, tuple(decision.kill), tuple(decision.start)))
         for j in decision.kill:
@@ -427,7 +427,7 @@ def run_blind(
         t = _next_visit(run, M, t, wake, a[arrivals[ap]] if ap < n else None)
         if t is None:
             raise BlindPolicyError(
-                f"policy {name!r} left {n - done} requests waiting with nothing running, no "
+                f"policy {name!r} left {n - done} request(s) waiting with nothing running, no "
                 "arrival to come and no wake-up time"
             )
     info: dict[str, Any] = {
@@ -440,6 +440,28 @@ def run_blind(
     if record:
         info["decisions"] = decisions
     return runs_schedule(instance, start, runs, policy=name, info=info)
+
+
+def _checked(decision: Any, name: str, t: int) -> Decision:
+    """``decision`` if it is a :class:`Decision` of integer request indices and an integer
+    wake-up round after ``t``; else :class:`BlindPolicyError` naming the policy and round."""
+    if not isinstance(decision, Decision):
+        raise BlindPolicyError(
+            f"policy {name!r} answered {type(decision).__name__} at round {t}, not a Decision"
+        )
+    for what in ("kill", "start"):
+        for j in getattr(decision, what):
+            if isinstance(j, bool) or not isinstance(j, (int, np.integer)):
+                raise BlindPolicyError(
+                    f"policy {name!r} named request {j!r} in {what} at round {t}: a request "
+                    "is an integer index"
+                )
+    wake = decision.wake
+    if wake is not None and (isinstance(wake, bool) or not isinstance(wake, (int, np.integer))):
+        raise BlindPolicyError(
+            f"policy {name!r} asked to wake at {wake!r} at round {t}: a round is an integer"
+        )
+    return decision
 
 
 def _next_visit(run: _Run, M: int, t: int, wake: int | None, arrival: int | None) -> int | None:

@@ -104,7 +104,11 @@ class _Scripted:
         ([Decision(start=[0, 0])], "started request 0 at round 0: running"),
         ([Decision(start=[0, 1])], r"overflows the KV cache in round 1: 10 > M = 9"),
         ([Decision(start=[0], wake=0)], "asked to wake at 0, not after 0"),
-        ([Decision()], "left 2 requests waiting with nothing running"),
+        ([Decision()], r"left 2 request\(s\) waiting with nothing running"),
+        ([None], "answered NoneType at round 0, not a Decision"),
+        ([Decision(start=[0.0])], "named request 0.0 in start at round 0: a request is an integer"),
+        ([Decision(start=[True])], "named request True in start"),
+        ([Decision(start=[0], wake=0.5)], "asked to wake at 0.5 at round 0: a round is an integer"),
     ],
 )
 def test_the_executor_refuses_bad_decisions(decisions, match):

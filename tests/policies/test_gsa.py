@@ -119,6 +119,7 @@ def test_prompt_readings():
     ("options", "match"),
     [
         ({"alpha": 1}, "alpha must be a number > 1"),
+        ({"alpha": 1.0000001}, r"alpha must be >= 1.01"),
         ({"beta": 0}, r"beta must be an integer in \[1, 2\^40\]"),
         ({"beta": 2.5}, r"beta must be an integer"),
         ({"prompts": "min"}, "prompts must be one of"),
