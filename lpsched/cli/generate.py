@@ -48,9 +48,18 @@ _rate = functools.partial(
     callback=_list_workloads,
     help="List the workloads with their sources and exit.",
 )
-@click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Number of requests.")
 @click.option(
-    "--memory", type=click.IntRange(min=1), required=True, help="KV-cache budget M in tokens."
+    "-n",
+    "n",
+    type=click.IntRange(min=1),
+    help="Number of requests (required, except for a small workload that draws it: "
+    "jaillet-synthetic).",
+)
+@click.option(
+    "--memory",
+    type=click.IntRange(min=1),
+    help="KV-cache budget M in tokens (required, except for a small workload with its own: "
+    "jaillet-synthetic draws it, scaled-mix 50, uniform-small 30, paper-scaled 825).",
 )
 @seed_option()
 @_rate("--arrival-rate", help="Poisson arrivals, requests per round (default: all at round 0).")

@@ -11,6 +11,7 @@ are refused before anything is drawn. :func:`describe_workloads` lists the workl
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Sequence
 
@@ -26,8 +27,8 @@ __all__ = ["describe_workloads", "generation_notes", "make_instance"]
 
 
 def make_instance(
-    n: int,
-    memory: int,
+    n: int | None,
+    memory: int | None,
     workload: str = "paper-mix",
     *,
     seed: int = 0,
@@ -45,8 +46,10 @@ def make_instance(
 
     Parameters
     ----------
-    n, memory : int
-        Requests and ``M`` (tokens).
+    n, memory : int or None
+        Requests and ``M`` (tokens). None: the small workload's own (its generator's default:
+        ``jaillet-synthetic`` draws both, ``scaled-mix`` has M = 50); the other sources need
+        both.
     workload : str
         A name of :data:`~lpsched.generators.workloads.WORKLOADS`, an inline mixture
         (``name:weight,...``) or a name of :data:`~lpsched.generators.small.EXACT_WORKLOADS`;
@@ -72,17 +75,26 @@ def make_instance(
     Raises
     ------
     lpsched.instance.OptionError
-        Arguments that do not go with the source, an unknown workload or interval spec.
+        Arguments that do not go with the source, an unknown workload or interval spec, ``n``
+        or ``memory`` missing where the source has no default for it.
     ValueError
         What the generator refuses (a trace file that cannot be read, ``n`` rows too many).
     """
     rates = arrival_rate is not None or arrival_rate_s is not None
+    small = not traces and workload in EXACT_WORKLOADS
+    for option, value in (("-n", n), ("--memory", memory)):
+        if value is None and not (small and _has_default(workload, option)):
+            if not traces and not small:
+                _check_mixture(workload)  # an unknown workload is named as such
+            source = "--trace" if traces else f"workload {workload}"
+            raise OptionError(f"Missing option '{option}' ({source} has no default for it).")
     if traces:
         if rates:
             raise OptionError(
                 "--arrival-rate and --arrival-rate-s apply to --workload, not to --trace "
                 "(use --round-ms or --arrival-seconds to keep the trace's arrivals)"
             )
+        assert n is not None and memory is not None  # checked above
         inst = from_traces(
             traces,
             n,
@@ -111,13 +123,12 @@ def make_instance(
         if workload in EXACT_WORKLOADS:
             if rates:
                 raise OptionError(f"--arrival-rate does not apply to {workload}")
-            inst = EXACT_WORKLOADS[workload](n, seed, memory)
+            sizes = {k: v for k, v in (("n", n), ("memory", memory)) if v is not None}
+            inst = EXACT_WORKLOADS[workload](seed=seed, **sizes)
             inst = inst if name is None else inst.replace(name=name)
         else:
-            try:
-                parse_mixture(workload)
-            except ValueError as exc:
-                raise OptionError(str(exc), "--workload") from None
+            _check_mixture(workload)
+            assert n is not None and memory is not None  # checked above
             inst = generate(
                 workload,
                 n,
@@ -133,6 +144,24 @@ def make_instance(
         return from_spec(inst, intervals, seed=seed)
     except ValueError as exc:
         raise OptionError(str(exc), "--intervals") from None
+
+
+def _check_mixture(workload: str) -> None:
+    """:class:`~lpsched.instance.OptionError` naming ``--workload`` unless ``workload`` is a
+    workload or an inline mixture (:func:`~lpsched.generators.workloads.parse_mixture`)."""
+    try:
+        parse_mixture(workload)
+    except ValueError as exc:
+        raise OptionError(str(exc), "--workload") from None
+
+
+def _has_default(workload: str, option: str) -> bool:
+    """Whether the generator of small workload ``workload`` has a default for ``option``
+    (``-n``: its parameter ``n``, ``--memory``: ``memory``)."""
+    param = inspect.signature(EXACT_WORKLOADS[workload]).parameters[
+        "n" if option == "-n" else "memory"
+    ]
+    return param.default is not inspect.Parameter.empty
 
 
 def generation_notes(

@@ -1,9 +1,10 @@
 """Small random instances for exact studies: the optimality-gap workloads and the ratio workloads.
 
 * :data:`EXACT_WORKLOADS` -- ``paper-scaled`` (the paper's mix divided by a factor),
-  ``scaled-mix`` (the stress workload where the LP is weak) and ``uniform-small``:
-  ``(n, seed, memory)`` -> instance, sized for the exact MIP (the optimality-gap and
-  certified-gap tables);
+  ``scaled-mix`` (the stress workload where the LP is weak), ``uniform-small`` and
+  ``jaillet-synthetic`` (the predecessor paper's synthetic experiment,
+  :mod:`lpsched.generators.jaillet`): ``(n, seed, memory)`` -> instance, sized for the exact
+  MIP (the optimality-gap and certified-gap tables);
 * :func:`small_instance` with :data:`RATIO_WORKLOADS` -- ``uniform``, ``mix``,
   ``heavy-prefill``, ``heavy-decode`` at ``n <= 10``, for the empirical ratios against 48;
 * :data:`ASSUMPTION_WORKLOADS` -- ``small-peaks``, ``common-prompt``, ``identical``: small
@@ -26,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..instance import MAX_VALUE, Instance
+from .jaillet import jaillet_synthetic
 from .workloads import (
     PAPER_MEMORY,
     PAPER_WORKLOAD,
@@ -491,11 +493,14 @@ REGIME_WORKLOADS: dict[str, Callable[..., Instance]] = {
 }
 
 
-#: Small synthetic workloads for exact solving: name -> generator ``(n, seed, memory)``.
+#: Small synthetic workloads for exact solving: name -> generator ``(n, seed, memory)``. A
+#: generator whose ``n`` or ``memory`` has a default may be called without it (``lpsched
+#: generate`` then leaves out ``-n`` or ``--memory``); ``jaillet-synthetic`` draws both.
 EXACT_WORKLOADS: dict[str, Callable[..., Instance]] = {
     "paper-scaled": paper_scaled,
     "scaled-mix": scaled_mix,
     "uniform-small": uniform_small,
+    "jaillet-synthetic": jaillet_synthetic,
 }
 
 

@@ -189,8 +189,9 @@ def length_table(name: str) -> LengthTable:
     tables = _tables()
     if name not in tables:
         raise KeyError(
-            f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (and, for "
-            "exact solving, paper-scaled, scaled-mix and uniform-small, which do not mix)"
+            f"unknown workload {name!r}; known: {', '.join(WORKLOADS)} (and, for exact "
+            "solving, paper-scaled, scaled-mix, uniform-small and jaillet-synthetic, which do "
+            "not mix)"
         )
     return tables[name]
 

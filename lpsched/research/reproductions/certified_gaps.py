@@ -21,10 +21,10 @@ The instances (:func:`certified_instance`):
   ``paper_seeds`` (default 1 and 2; seed 1 is the instance of the ``headline`` reproduction;
   seed 0 is the default instance itself and is refused).
 
-Sorted-F's Phase 1 is ``dp`` on ``scaled-mix`` and ``uniform-small`` (exact at M <= 50),
-``auto`` on ``paper-scaled`` (``dp`` up to n = 100, ``swap`` above, SPEC section 4) and
-``swap`` at n = 2000 (the paper's choice there, as in ``headline``). Sorted-LP needs the
-time-indexed LP; where that LP is above its size limit
+Sorted-F's Phase 1 is ``dp`` on ``scaled-mix``, ``uniform-small`` and ``jaillet-synthetic``
+(exact at M <= 50), ``auto`` on ``paper-scaled`` (``dp`` up to n = 100, ``swap`` above, SPEC
+section 4) and ``swap`` at n = 2000 (the paper's choice there, as in ``headline``). Sorted-LP
+needs the time-indexed LP; where that LP is above its size limit
 (:class:`~lpsched.solvers.result.LPTooLargeError`, e.g. the n = 2000 instances) the row's
 ``tel`` is empty, its ``note`` holds the error, and the table's cell says so; no other error
 is caught.
@@ -103,6 +103,7 @@ PHASE1 = {
     "paper-scaled": "auto",
     "scaled-mix": "dp",
     "uniform-small": "dp",
+    "jaillet-synthetic": "dp",
     "default": "swap",
     PAPER_WORKLOAD: "swap",
 }
@@ -146,9 +147,10 @@ def certified_instance(workload: str, n: int, seed: int) -> Instance:
     Parameters
     ----------
     workload : str
-        ``paper-scaled``, ``scaled-mix`` or ``uniform-small`` (their generators' M: 825, 50
-        and 30 tokens), ``default`` (the default instance: ``paper-mix``, M = 16,492, seed 0,
-        named ``default``; ``n`` must be 2000 and ``seed`` 0) or ``paper-mix`` (M = 16,492).
+        ``paper-scaled``, ``scaled-mix``, ``uniform-small`` or ``jaillet-synthetic`` (their
+        generators' M: 825, 50 and 30 tokens, drawn from the seed for the last), ``default``
+        (the default instance: ``paper-mix``, M = 16,492, seed 0, named ``default``; ``n``
+        must be 2000 and ``seed`` 0) or ``paper-mix`` (M = 16,492).
     n : int
         Number of requests.
     seed : int

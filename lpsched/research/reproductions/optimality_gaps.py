@@ -102,7 +102,8 @@ def run(
         :data:`DEFAULT_SIZES`.
     workloads : sequence of str
         Names of :data:`lpsched.generators.small.EXACT_WORKLOADS`; ``M`` is 825 tokens for
-        ``paper-scaled``, 50 for ``scaled-mix`` and 30 for ``uniform-small``.
+        ``paper-scaled``, 50 for ``scaled-mix`` and 30 for ``uniform-small``, and drawn from
+        each seed for ``jaillet-synthetic``.
     time_limit : float
         Seconds for each MIP (HiGHS); a stop is reported as ``time-limit``. HiGHS gets
         :func:`~lpsched.sweeps.engine.solver_threads` threads, so that threads times
@@ -227,8 +228,9 @@ def _instance_rows(
 ) -> Iterator[dict[str, Any]]:
     """One instance: the MIP, the LP bound and every missing policy."""
     w, n, seed = params["workload"], params["n"], params["seed"]
-    memory = DEFAULT_MEMORY[w]
-    inst = EXACT_WORKLOADS[w](n, seed, memory)
+    own = {"memory": DEFAULT_MEMORY[w]} if w in DEFAULT_MEMORY else {}  # else the generator's
+    inst = EXACT_WORKLOADS[w](n, seed, **own)
+    memory = inst.memory
     res = solve_exact(inst, "highs", time_limit=time_limit, threads=threads).check_interrupted()
     lp = lp_bound(inst)
     for key in missing:
