@@ -13,6 +13,7 @@ from ..certify import certify as run_certify
 from ..formulations.horizon import horizon_line
 from ..instance import InstanceError
 from ..solvers.options import MAX_THREADS
+from ..solvers.result import Result, SolveStatus
 from ..solvers.solve import EXPORT_BACKENDS, EXPORT_FORMATS, SOLVERS
 from .common import (
     RegistryChoice,
@@ -60,7 +61,7 @@ def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, 
     written with -o) with status 'interrupted', exit code 130. Status 'error' exits with 1.
     """
     check_output(output, instance)
-    solve_and_report(
+    res = solve_and_report(
         instance,
         "exact",
         lambda inst, progress: solve_exact(
@@ -71,6 +72,38 @@ def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, 
         verbose=verbose,
         nothing="no result to report",
         exit_on_error=True,
+    )
+    if not as_json and res.status is SolveStatus.TIME_LIMIT:
+        click.echo(_not_proven_line(res, instance, time_limit))
+
+
+def _not_proven_line(res: Result, instance: str, time_limit: float) -> str:
+    """The line ``lpsched exact`` adds when its time limit stopped the MIP before a proof: the
+    gap it reached, and ``lpsched certify`` on the same instance as the next step.
+
+    Parameters
+    ----------
+    res : Result
+        What :func:`lpsched.certify.solve_exact` returned (status ``time-limit``).
+    instance : str
+        The instance file as given on the command line.
+    time_limit : float
+        The seconds the MIP had.
+
+    Returns
+    -------
+    str
+        One line, without a final newline.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    gap = "no schedule" if res.gap is None else f"gap {100 * res.gap:.2f}%"
+    return (
+        f"not proven optimal within {time_limit:g} s ({gap} reached): lpsched certify "
+        f"{instance} --time-limit {time_limit:g} adds the bounds and searches of its automatic "
+        "plan and reports the certified gap"
     )
 
 

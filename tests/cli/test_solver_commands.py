@@ -163,3 +163,33 @@ def test_epoch_second_arrivals_exact_export_bound(tmp_path):
     for method in ("auto", "lp"):
         b = json.loads(invoke("bound", str(path), "--method", method, "--json").stdout)
         assert b["method"] == "lp" and 0 < b["bound"] <= 9
+
+
+def test_exact_stopped_by_a_limit_names_certify_and_its_gap(monkeypatch):
+    """A MIP stopped by a limit before a proof (here a back end that reports a limit stop with
+    a dual bound 3 below the solver's): the text ends with the gap and ``lpsched certify``; the
+    JSON keeps its keys."""
+    from dataclasses import replace
+
+    from lpsched.solvers.backends import highs
+    from lpsched.solvers.solve import SOLVERS
+
+    def stopped(mat, **options):
+        answer = highs.solve_mip(mat, **options)
+        return replace(answer, dual=answer.dual - 3, limit_reached=True, status_text="limit")
+
+    r = invoke("exact", str(EXACT))
+    assert r.exit_code == 0 and "optimal" in r.stdout and "lpsched certify" not in r.stdout
+    monkeypatch.setitem(SOLVERS, "highs", stopped)
+    r = invoke("exact", str(EXACT), "--time-limit", "30")
+    assert r.exit_code == 0, r.output
+    assert "status      time-limit" in r.stdout
+    gap = next(line for line in r.stdout.splitlines() if line.startswith("bound ")).split()[-1]
+    assert gap.endswith("%") and gap != "0.00%"
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith(f"not proven optimal within 30 s (gap {gap} reached)")
+    assert f"lpsched certify {EXACT} --time-limit 30" in last
+    r = invoke("exact", str(EXACT), "--json")
+    data = json.loads(r.stdout)
+    assert data["status"] == "time-limit" and "certify" not in r.stdout
+    assert set(data) == {"status", "objective", "bound", "gap", "runtime_s", "horizon", "solver"}
