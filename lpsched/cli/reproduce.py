@@ -17,6 +17,7 @@ from ..sweeps.engine import SweepWorkerError
 from .common import (
     RegistryChoice,
     bad_input,
+    finite,
     flag,
     interrupted,
     policy_options,
@@ -26,7 +27,7 @@ from .common import (
 
 @click.command(
     epilog="\b\nReproductions:\n"
-    + "\n".join(f"  {r.name:16s}{r.description}" for r in REPRODUCTIONS.values())
+    + "\n".join(f"  {r.name:18s}{r.description}" for r in REPRODUCTIONS.values())
 )
 @click.argument("name", type=RegistryChoice(REPRODUCTIONS))
 @click.option(
@@ -44,6 +45,18 @@ from .common import (
     metavar="SPEC",
     help="Solver seconds per instance: one number for every size, or N=SECONDS per size "
     "(e.g. 30=60,200=300,2000=600) [default: the study's].",
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    callback=finite,
+    help=f"Solver seconds of every solve, for the reproductions with one limit "
+    f"({taking('time_limit')}) [default: the study's].",
+)
+@click.option(
+    "--trials",
+    type=click.IntRange(min=1),
+    help=f"Number of trials ({taking('trials')}) [default: the study's].",
 )
 @click.option(
     "--trace-dir",

@@ -92,6 +92,8 @@ def study_options(
     seeds: str | None = None,
     sizes: str | None = None,
     time_limits: str | None = None,
+    time_limit: float | None = None,
+    trials: int | None = None,
     trace_dir: str | None = None,
     policies: str | None = None,
     policy_options: Mapping[str, Any] | None = None,
@@ -108,6 +110,11 @@ def study_options(
         Comma-separated integers (:func:`parse_integers`), each once.
     time_limits : str, optional
         :func:`parse_time_limits`.
+    time_limit : float, optional
+        Seconds of every solve, for the reproductions with one limit (checked by their
+        ``run``).
+    trials : int, optional
+        Number of trials, for the reproductions that count them.
     trace_dir : str, optional
         Folder of the public traces.
     policies : str, optional
@@ -147,6 +154,15 @@ def study_options(
     if time_limits is not None:
         take("time_limits", "has no time limits; drop --time-limits")
         opts["time_limits"] = parse_time_limits(time_limits)
+    if time_limit is not None:
+        take(
+            "time_limit",
+            f"has no single time limit; drop --time-limit (it takes one: {taking('time_limit')})",
+        )
+        opts["time_limit"] = time_limit
+    if trials is not None:
+        take("trials", f"has no trials; drop --trials (trials: {taking('trials')})")
+        opts["trials"] = trials
     if trace_dir is not None:
         take("trace_dir", "does not read traces; drop --trace-dir")
         opts["trace_dir"] = trace_dir

@@ -7,9 +7,10 @@ and returns the Markdown. A new reproduction is one module plus its name in the 
 :data:`MODULES` (no other list names it: ``pyproject.toml``'s import contracts take the package
 whole); the command line's choices come from :data:`REPRODUCTIONS` (a
 :class:`~lpsched.plugins.Registry`). Options the command line can pass: ``seeds``, ``sizes``,
-``time_limits``, ``trace_dir``, ``workloads`` / ``workload``, ``policies`` (a per-policy table:
-its default is the study's list, which ``+NAME`` extends) and ``policy_options``, to the
-reproductions whose ``run`` takes them.
+``time_limits``, ``time_limit`` (one for every solve), ``trials``, ``trace_dir``,
+``workloads`` / ``workload``, ``policies`` (a per-policy table: its default is the study's
+list, which ``+NAME`` extends) and ``policy_options``, to the reproductions whose ``run``
+takes them.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ MODULES = (
     "intervals",
     "online_load",
     "algorithms",
+    "jaillet_synthetic",
 )
 
 #: Every reproduction by name, from the ``NAME``, ``DESCRIPTION`` and ``run`` of each module of
