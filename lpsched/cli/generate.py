@@ -24,6 +24,13 @@ def _list_workloads(ctx: click.Context, param: click.Parameter, value: bool) -> 
         ctx.exit(0)
 
 
+#: ``-n`` and ``--memory``: needed, except by the small workloads that draw them or have their own.
+_N_HELP = "Number of requests (required, except for jaillet-synthetic, which draws it)."
+_MEMORY_HELP = (
+    "KV-cache budget M in tokens (required, except for a small workload with its own: "
+    "jaillet-synthetic draws it, scaled-mix 50, uniform-small 30, paper-scaled 825)."
+)
+
 #: ``--arrival-rate`` and ``--arrival-rate-s``: a finite rate > 0.
 _rate = functools.partial(
     click.option, type=click.FloatRange(min=0, min_open=True, max=1e9), callback=finite
@@ -48,19 +55,8 @@ _rate = functools.partial(
     callback=_list_workloads,
     help="List the workloads with their sources and exit.",
 )
-@click.option(
-    "-n",
-    "n",
-    type=click.IntRange(min=1),
-    help="Number of requests (required, except for a small workload that draws it: "
-    "jaillet-synthetic).",
-)
-@click.option(
-    "--memory",
-    type=click.IntRange(min=1),
-    help="KV-cache budget M in tokens (required, except for a small workload with its own: "
-    "jaillet-synthetic draws it, scaled-mix 50, uniform-small 30, paper-scaled 825).",
-)
+@click.option("-n", "n", type=click.IntRange(min=1), help=_N_HELP)
+@click.option("--memory", type=click.IntRange(min=1), help=_MEMORY_HELP)
 @seed_option()
 @_rate("--arrival-rate", help="Poisson arrivals, requests per round (default: all at round 0).")
 @_rate(

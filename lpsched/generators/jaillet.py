@@ -205,26 +205,14 @@ def jaillet_tel(tel: float, n: int) -> float:
 
 
 def convention_instance(instance: Instance, convention: str) -> Instance:
-    """The instance lpsched solves for a reading of the round convention.
-
-    Parameters
-    ----------
-    instance : Instance
-    convention : str
-        ``"lpsched"`` (the instance itself) or ``"jaillet"`` (:func:`jaillet_reading`).
-
-    Returns
-    -------
-    Instance
+    """The instance lpsched solves for a reading of the round convention: ``instance``
+    itself for ``"lpsched"``, :func:`jaillet_reading`'s for ``"jaillet"``.
 
     Raises
     ------
     ValueError
-        An unknown convention, or :func:`jaillet_reading`'s.
-
-    Notes
-    -----
-    Source: ours.
+        A convention not in :data:`CONVENTIONS`, or what :func:`jaillet_reading` refuses.
+        Source: ours.
     """
     _check_convention(convention)
     return instance if convention == "lpsched" else jaillet_reading(instance)

@@ -89,12 +89,12 @@ def make_instance(
             source = "--trace" if traces else f"workload {workload}"
             raise OptionError(f"Missing option '{option}' ({source} has no default for it).")
     if traces:
+        assert n is not None and memory is not None  # checked above
         if rates:
             raise OptionError(
                 "--arrival-rate and --arrival-rate-s apply to --workload, not to --trace "
                 "(use --round-ms or --arrival-seconds to keep the trace's arrivals)"
             )
-        assert n is not None and memory is not None  # checked above
         inst = from_traces(
             traces,
             n,
@@ -127,8 +127,8 @@ def make_instance(
             inst = EXACT_WORKLOADS[workload](seed=seed, **sizes)
             inst = inst if name is None else inst.replace(name=name)
         else:
-            _check_mixture(workload)
             assert n is not None and memory is not None  # checked above
+            _check_mixture(workload)
             inst = generate(
                 workload,
                 n,

@@ -81,6 +81,8 @@ __all__ = [
     "PAPER_MEMORY",
     "PAPER_WORKLOADS",
     "certified_instance",
+    "certified_status",
+    "check_status",
     "checked",
     "method_outcomes",
     "run",
@@ -374,7 +376,7 @@ def _instance_rows(
     for policy, r in runs.items():
         if r["tel"] != "" and r["tel"] < best_tel:
             best_tel, best_method = r["tel"], policy
-    optimal = math.ceil(res.bound - _EPS) >= best_tel
+    status, gap = certified_status(res.bound, best_tel)
     for key in missing:
         yield {
             **key,
@@ -388,8 +390,8 @@ def _instance_rows(
             # a bound of 2000 requests up, above what was proved)
             "bound": repr(float(res.bound)),
             "bound_method": res.bound_method,
-            "status": "optimal" if optimal else "gap",
-            "gap": 0.0 if optimal else (best_tel - res.bound) / best_tel,
+            "status": status,
+            "gap": gap,
             "certify_s": res.runtime_s,
             "certify_methods": method_outcomes(res),
         }
@@ -482,10 +484,55 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
         return "an empty TEL needs a note saying why, and a note an empty TEL"
     if v["tel"] is not None and v["tel"] < v["best_tel"]:
         return f"TEL {v['tel']} below the best TEL {v['best_tel']}"
-    optimal = math.ceil(v["bound"] - _EPS) >= v["best_tel"]
-    if (v["status"] == "optimal") != optimal:
+    return check_status(v)
+
+
+def certified_status(bound: float, best_tel: int) -> tuple[str, float]:
+    """The status and the certified gap of a best TEL against a valid lower bound (rounds).
+
+    Parameters
+    ----------
+    bound : float
+        A valid lower bound on the optimal TEL.
+    best_tel : int
+        The TEL of the best schedule found, ``> 0``.
+
+    Returns
+    -------
+    (str, float)
+        ``("optimal", 0.0)`` when ``ceil(bound - 1e-6) >= best_tel``, else ``("gap",
+        (best_tel - bound) / best_tel)``.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    if math.ceil(bound - _EPS) >= best_tel:
+        return "optimal", 0.0
+    return "gap", (best_tel - bound) / best_tel
+
+
+def check_status(v: Mapping[str, Any]) -> str | None:
+    """Why a row read back has a status or a gap that its ``best_tel`` and ``bound`` do not
+    give (:func:`certified_status`), or None.
+
+    Parameters
+    ----------
+    v : mapping
+        A parsed row with ``status`` (``optimal`` or ``gap``), ``gap``, ``best_tel`` and
+        ``bound``.
+
+    Returns
+    -------
+    str or None
+
+    Notes
+    -----
+    Source: ours.
+    """
+    status, gap = certified_status(v["bound"], v["best_tel"])
+    if v["status"] != status:
         return f"status {v['status']} disagrees with bound {v['bound']} and TEL {v['best_tel']}"
-    gap = 0.0 if optimal else (v["best_tel"] - v["bound"]) / v["best_tel"]
     if abs(v["gap"] - gap) > 1e-5:
         return f"gap {v['gap']} is not (best TEL - bound) / best TEL = {gap:.6g}"
     return None

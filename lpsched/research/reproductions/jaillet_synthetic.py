@@ -32,9 +32,8 @@ Adding a policy to the study is one entry of :data:`COMPARED_POLICIES` (or ``--p
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -52,7 +51,7 @@ from ...policies.registry import run_policy
 from ...solvers.options import check_time_limit
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
 from ...sweeps.tables import markdown_table, write_report
-from .certified_gaps import checked, method_outcomes
+from .certified_gaps import certified_status, check_status, checked, method_outcomes
 from .choices import check_policies
 
 __all__ = [
@@ -95,16 +94,32 @@ FIELDS = [
     "ratio",
     "solve_tel",
     "solve_method",
-    "best_tel",
-    "best_method",
     "bound",
     "bound_method",
+    "best_tel",
+    "best_method",
     "status",
     "gap",
     "solve_s",
     "solve_methods",
 ]
 KEY = ["trial", "size", "convention", "time_limit", "policy"]
+#: How each typed column is read back (the others stay text).
+TYPES: dict[str, Callable[[str], Any]] = {
+    "trial": int,
+    "seed": int,
+    "time_limit": seconds,
+    "n": int,
+    "memory": int,
+    "shift": int,
+    "tel": int,
+    "ratio": finite_float,
+    "solve_tel": int,
+    "best_tel": int,
+    "bound": finite_float,
+    "gap": finite_float,
+    "solve_s": seconds,
+}
 #: The columns that describe a task's instance and its one solve: equal in all its rows.
 TASK_FIELDS = ("seed", "n", "memory", "shift", *FIELDS[FIELDS.index("solve_tel") :])
 _EPS = 1e-6
@@ -148,14 +163,14 @@ def run(
     policy_options: Mapping[str, Any] | None = None,
     **engine: Any,
 ) -> str:
-    """Reproduce Jaillet et al.'s synthetic table (CSV + Markdown in ``out_dir``).
+    """Jaillet et al.'s synthetic table, per trial and convention: a CSV and a Markdown file.
 
     Parameters
     ----------
-    out_dir : path-like
-        Writes ``jaillet-synthetic.csv`` (one row per trial, convention and policy, a task's
-        rows as soon as it is done; a rerun skips finished tasks) and ``jaillet-synthetic.md``
-        (:func:`summary_table`, then :func:`trial_table`).
+    out_dir : str or path-like
+        The folder of ``jaillet-synthetic.csv`` (one row per trial, convention and policy,
+        a task's rows as soon as it is done; a rerun skips finished tasks) and
+        ``jaillet-synthetic.md`` (:func:`summary_table`, then :func:`trial_table`).
     trials : int, default 200
         Trials ``0 .. trials - 1``, each the instance of that seed (the paper's 200).
     time_limit : float, default 60
@@ -213,33 +228,11 @@ def run(
         for t in range(trials)
         for c in CONVENTIONS
     ]
-    sweep = Sweep(
-        NAME,
-        FIELDS,
-        KEY,
-        tasks,
-        partial(
-            _task_rows, threads=solver_threads(**engine), policies=tuple(pols), options=options
-        ),
-        params=params,
-        types={
-            "trial": int,
-            "seed": int,
-            "time_limit": seconds,
-            "n": int,
-            "memory": int,
-            "shift": int,
-            "tel": int,
-            "ratio": finite_float,
-            "solve_tel": int,
-            "best_tel": int,
-            "bound": finite_float,
-            "gap": finite_float,
-            "solve_s": seconds,
-        },
-        check=_check_row,
-        check_task=_check_task,
+    compute = partial(
+        _task_rows, threads=solver_threads(**engine), policies=tuple(pols), options=options
     )
+    # positional: name, fields, key, tasks, compute, params, types, check, check_task
+    sweep = Sweep(NAME, FIELDS, KEY, tasks, compute, params, TYPES, _check_row, _check_task)
     done = run_sweep(sweep, out_dir, **engine)
     text = summary_table(done, pols) + "\n\n## Per trial\n\n" + trial_table(done, pols)
     return write_report(out_dir, NAME, text)
@@ -260,16 +253,16 @@ def _task_rows(
     own = partial(convention_tel, convention=conv, n=n)
     tels = {}
     for policy in dict.fromkeys([*policies, *(k["policy"] for k in missing)]):
-        tels[policy] = own(run_policy(inst, policy, **(options or {})).check().tel)
+        tels[policy] = int(own(run_policy(inst, policy, **(options or {})).check().tel))
     res = checked(certify(inst, params["time_limit"], threads=threads, seed=0), inst.name)
     assert res.schedule is not None and res.objective is not None  # checked's
-    solve_tel = own(res.objective)
+    solve_tel = int(own(res.objective))
     best_tel, best_method = solve_tel, res.schedule.policy
     for policy, tel in tels.items():
         if tel < best_tel:
             best_tel, best_method = tel, policy
     bound = own(float(res.bound))
-    optimal = math.ceil(bound - _EPS) >= best_tel
+    status, gap = certified_status(bound, best_tel)
     for key in missing:
         yield {
             **key,
@@ -285,8 +278,8 @@ def _task_rows(
             "best_method": best_method,
             "bound": repr(bound),  # in full: 6 digits could round a bound up
             "bound_method": res.bound_method,
-            "status": "optimal" if optimal else "gap",
-            "gap": 0.0 if optimal else (best_tel - bound) / best_tel,
+            "status": status,
+            "gap": gap,
             "solve_s": res.runtime_s,
             "solve_methods": method_outcomes(res),
         }
@@ -308,13 +301,7 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
         return f"best TEL {v['best_tel']} above the solve's or the policy's TEL"
     if abs(v["ratio"] - v["tel"] / v["best_tel"]) > 1e-9:
         return f"ratio {v['ratio']} is not TEL / best TEL"
-    optimal = math.ceil(v["bound"] - _EPS) >= v["best_tel"]
-    if (v["status"] == "optimal") != optimal:
-        return f"status {v['status']} disagrees with bound {v['bound']} and TEL {v['best_tel']}"
-    gap = 0.0 if optimal else (v["best_tel"] - v["bound"]) / v["best_tel"]
-    if abs(v["gap"] - gap) > 1e-5:
-        return f"gap {v['gap']} is not (best TEL - bound) / best TEL = {gap:.6g}"
-    return None
+    return check_status(v)
 
 
 def _check_task(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
@@ -363,9 +350,9 @@ def summary_table(
     Parameters
     ----------
     rows : sequence of mapping
-        Rows of the ``jaillet-synthetic`` sweep (CSV text values).
+        What :func:`~lpsched.sweeps.engine.run_sweep` returned (text values).
     policies : sequence of str
-        The policies, in order (a policy without rows is left out).
+        Their order in the table; one without rows is left out.
 
     Returns
     -------
@@ -440,20 +427,8 @@ def trial_table(
     ratio to the best found, the best found and its method, the bound, the status and the
     certified gap (TELs in the convention's own rounds).
 
-    Parameters
-    ----------
-    rows : sequence of mapping
-        Rows of the ``jaillet-synthetic`` sweep (CSV text values).
-    policies : sequence of str
-        The policy columns, in order (``-`` where a policy has no row).
-
-    Returns
-    -------
-    str
-
-    Notes
-    -----
-    Source: ours.
+    ``rows`` are the sweep's rows as the engine returns them (text values); ``policies``
+    orders the policy columns, ``-`` in a cell without a row. Source: ours.
     """
     out = []
     for (_, conv), trials in _groups(rows).items():
