@@ -41,6 +41,7 @@ __all__ = [
     "load_plugins",
     "Registry",
     "module_entries",
+    "call_plugin",
 ]
 
 #: Environment variable: comma-separated modules that register plug-ins on import.
@@ -56,6 +57,63 @@ _imported: dict[str, str] = {}
 class PluginError(ValueError):
     """A plug-in failed to load; the message names the entry point and its distribution, or
     the module, and the error. Source: ours."""
+
+
+E = TypeVar("E", bound=Exception)
+
+
+def call_plugin(
+    function: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    *,
+    who: str,
+    returns: str,
+    error: type[E],
+) -> Any:
+    """``function(*args, **kwargs)`` for a user's callable (a policy, a time model): the one
+    guarded call of every user callable.
+
+    Parameters
+    ----------
+    function : callable
+        The user's callable.
+    args, kwargs
+        Its arguments.
+    who : str
+        The callable in messages (``"policy 'x' (module.f)"``).
+    returns : str
+        What it should do instead of exiting (``"a policy returns a priority list"``).
+    error : type of Exception
+        The error raised (``PolicyError``, ``TimeModelError``).
+
+    Returns
+    -------
+    Any
+        What ``function`` returned.
+
+    Raises
+    ------
+    error
+        ``function`` called ``sys.exit`` (the message gives its code), or raised any other
+        exception, ``Exception`` or ``BaseException`` (its type and text in the message).
+    KeyboardInterrupt
+        Passed on: Ctrl-C and the signals of :mod:`lpsched.interrupts` stop the run.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    try:
+        return function(*args, **kwargs)
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:  # would end the run without a word
+        raise error(
+            f"{who} called sys.exit({exc.code!r}); {returns} or raises an exception"
+        ) from None
+    except BaseException as exc:
+        raise error(f"{who} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def import_module(module: str, folder: str | None = None) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..io import check_output, check_schedule_file, read_schedule
+from ..io import check_output, check_schedule_file, read_schedule, schedule_seconds
 from .common import (
     bad_input,
     json_option,
@@ -84,6 +84,8 @@ def plot(instance, schedule_file, output, color, phase1, max_requests, model) ->
     check_output(output, instance, schedule_file)
     inst = load_instance(instance)
     sched = read_schedule(schedule_file, inst, check=False)
+    if model is not None:
+        schedule_seconds(sched, model, schedule_file)  # refused before anything is drawn
     import matplotlib
 
     matplotlib.use("Agg")

@@ -24,7 +24,8 @@ One module per format, all names re-exported here:
   :func:`~.traces.require_files`;
 * :mod:`.priorities` -- priority lists for a serving engine: :func:`~.priorities.write_priorities`;
 * :mod:`.check` -- a schedule file checked against its instance (``lpsched check``):
-  :func:`~.check.check_schedule_file`, :class:`~.check.ScheduleCheck`;
+  :func:`~.check.check_schedule_file`, :class:`~.check.ScheduleCheck`,
+  :func:`~.check.schedule_seconds`;
 * :mod:`.atomic` -- :func:`~.atomic.atomic_write_text` and :class:`~.atomic.WriteError`;
 * :mod:`.json_text` -- :func:`~.json_text.load_json` and :class:`~.json_text.NonFiniteNumber`.
 """
@@ -36,7 +37,7 @@ from __future__ import annotations
 import os  # noqa: F401
 
 from .atomic import WriteError, atomic_write_text
-from .check import ScheduleCheck, check_schedule_file
+from .check import ScheduleCheck, check_schedule_file, schedule_seconds
 from .instances import (
     DEFAULT_INSTANCE_SPEC,
     INSTANCE_FORMAT,
@@ -102,4 +103,5 @@ __all__ = [
     "write_priorities",
     "ScheduleCheck",
     "check_schedule_file",
+    "schedule_seconds",
 ]

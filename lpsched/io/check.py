@@ -13,13 +13,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..instance import Instance, one_line
+import numpy as np
+
+from ..instance import Instance, InstanceError, one_line, quote
 from ..schedule import Schedule, memory_peak
-from ..timing.model import TimeModel
+from ..timing.model import TimeModel, TimeModelError
 from ..timing.seconds import SECONDS_COLUMNS, ScheduleSeconds, model_line, seconds_cell, to_seconds
 from .schedules import read_schedule
 
-__all__ = ["ScheduleCheck", "check_schedule_file"]
+__all__ = ["ScheduleCheck", "check_schedule_file", "schedule_seconds"]
 
 
 @dataclass(frozen=True)
@@ -137,14 +139,70 @@ def check_schedule_file(
     ------
     InstanceError
         A file that cannot be read, or whose recorded seconds disagree with its starts
-        (:func:`lpsched.io.read_schedule`).
+        (:func:`lpsched.io.read_schedule`); under ``time_model``, as
+        :func:`schedule_seconds`.
     """
     sched = read_schedule(path, instance, check=False)
     recorded = sched.info.get("time_model")
     if time_model is None or time_model == recorded:
         secs = sched.info.get("seconds")
     else:
-        secs = to_seconds(sched, time_model)
+        secs = schedule_seconds(sched, time_model, path)
     bad = sched.violations(limit=1)
     peak, at = memory_peak(sched)
     return ScheduleCheck(str(path), sched, bad[0] if bad else None, peak, at, secs)
+
+
+def schedule_seconds(
+    schedule: Schedule, time_model: TimeModel, path: str | os.PathLike[str]
+) -> ScheduleSeconds:
+    """``schedule`` (read from ``path``) in seconds under ``time_model``, refused where its
+    figures would be wrong: what ``lpsched check`` and ``lpsched plot`` read under
+    ``--time-model``.
+
+    Parameters
+    ----------
+    schedule : Schedule
+        As read from ``path`` (feasible or not).
+    time_model : TimeModel
+    path : path-like
+        The schedule file, named in the errors.
+
+    Returns
+    -------
+    ScheduleSeconds
+        :func:`lpsched.timing.seconds.to_seconds` of the schedule.
+
+    Raises
+    ------
+    InstanceError
+        The model fails or the clock overflows; or, on an instance with arrivals in seconds
+        (``arrival_s``), a request that starts at a round ``p`` with ``tau(p) < alpha_i``,
+        before it arrives on this clock (a schedule that admits by arrival rounds, or on
+        another model's clock: its latencies in seconds would count from after its start,
+        negative ones included). ``lpsched run`` refuses such policies under
+        ``--time-model`` for the same reason.
+
+    Notes
+    -----
+    Source: SPEC section 10 (the admission rule ``alpha_i <= tau(p_i)``).
+    """
+    try:
+        secs = to_seconds(schedule, time_model)
+    except (TimeModelError, ValueError) as exc:
+        raise InstanceError(f"{path}: {exc}") from None
+    inst = schedule.instance
+    if inst.arrival_s is not None:
+        at = secs.tau_at(schedule.start)
+        early = np.flatnonzero(at < secs.arrival_s)
+        if early.size:
+            i = int(early[0])
+            raise InstanceError(
+                f"{path}: request {quote(inst.ids[i])} starts at round {int(schedule.start[i])}, "
+                f"which the clock of time model {time_model.name} reaches at "
+                f"{float(at[i])!r} s, before its arrival_s {float(secs.arrival_s[i])!r} s "
+                f"({early.size} of {inst.n} requests start before they arrive): the schedule "
+                "does not admit on this clock, so its seconds would be wrong; read it without "
+                "--time-model, or make it with an online policy under this --time-model"
+            )
+    return secs

@@ -369,6 +369,13 @@ def _clock_arrivals(data: dict[str, Any], sched: Schedule, source: str) -> Insta
         rounds = to_seconds(sched, model).admission_rounds(inst.arrival_s)
     except (TimeModelError, ValueError) as exc:
         raise InstanceError(f"{source}: field 'time_model': {exc}") from None
+    if rounds.size and int(rounds.max()) > MAX_VALUE:
+        pos = int(np.argmax(rounds))
+        raise InstanceError(
+            f"{source}: request {quote(inst.ids[pos])}: its arrival_s "
+            f"{float(inst.arrival_s[pos])!r} s is reached at round {int(rounds[pos])} on the "
+            f"clock of time model {model.spec}, beyond the rounds of a schedule (2^40)"
+        )
     for pos, r in enumerate(data["requests"]):
         if "arrival" in r and not _same_ints(r["arrival"], int(rounds[pos])):
             raise InstanceError(

@@ -44,6 +44,7 @@ from ..plugins import (
     PLUGINS_ENV,
     PluginError,
     Registry,
+    call_plugin,
     import_plugins,
     plugin_modules,
 )
@@ -452,15 +453,18 @@ def register_policy(
     where = f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', '?')}"
 
     def checked(instance: Instance, **opts) -> np.ndarray:
+        # a private copy: a plug-in that unfreezes and rewrites the arrays (or the memory)
+        # changes only its own view, never the instance the executor and the report use
+        out = call_plugin(
+            function,
+            (copy.deepcopy(instance),),
+            opts,
+            who=f"policy {name!r} ({where})",
+            returns="a policy returns a priority list",
+            error=PolicyError,
+        )
         try:
-            # a private copy: a plug-in that unfreezes and rewrites the arrays (or the memory)
-            # changes only its own view, never the instance the executor and the report use
-            order = np.asarray(function(copy.deepcopy(instance), **opts))
-        except SystemExit as exc:  # would end the whole comparison without a word
-            raise PolicyError(
-                f"policy {name!r} ({where}) called sys.exit({exc.code!r}); a policy returns a "
-                "priority list or raises an exception"
-            ) from None
+            order = np.asarray(out)
         except Exception as exc:
             raise PolicyError(
                 f"policy {name!r} ({where}) failed: {type(exc).__name__}: {exc}"

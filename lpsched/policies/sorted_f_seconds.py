@@ -80,8 +80,9 @@ def _ratio(
     kv = np.asarray(area, dtype=np.float64) * per_round  # K(X) = A / R
     flat = k.ravel()
     rho = model.durations(np.zeros(flat.shape, dtype=np.int64), flat, kv.ravel()).reshape(k.shape)
-    rho += np.asarray(prefill_s, dtype=np.float64) * per_round
-    return (numf / (kf * kf)) * rho
+    with np.errstate(over="ignore"):  # inf: refused where it matters (_search)
+        rho += np.asarray(prefill_s, dtype=np.float64) * per_round
+        return (numf / (kf * kf)) * rho
 
 
 def batch_seconds_ratio(
@@ -238,6 +239,7 @@ def _search(
     used = int(z[inx].sum())
     num, k, a, p = int(o[inx].sum()), int(inx.sum()), int(area[inx].sum()), float(pi[inx].sum())
     cur = float(_ratio(model, np.array([num]), np.array([k]), np.array([a]), np.array([p]))[0])
+    model.require_finite(cur, "F_s of the first batch (its seconds per request)")
     while True:
         xi, yj = np.flatnonzero(inx), np.flatnonzero(~inx)
         free = memory - used

@@ -135,7 +135,6 @@ class ArrivalClock:
         self._alpha = alpha[order]  # sorted
         self._alpha_list: list[float] = self._alpha.tolist()
         self._n = n
-        self._values = model.values
         self.rounds: list[int] = [NOT_ARRIVED] * n
         self.assigned = 0
         self.t = 0
@@ -177,29 +176,41 @@ class ArrivalClock:
             k = np.ceil((alpha - self._base) / self.idle)
         lo = self.t + 1
         r = np.clip(np.nan_to_num(k, nan=0.0, posinf=2.0**62) + self._lb, lo, 2.0**62)
-        if r.size and r.max() > MAX_ROUND:
+        self._within(r, alpha)
+        # float rounding: the exact first round by bisection in (below, above], usually one
+        # step (the estimate is off by one or two, but by many when the idle rounds are
+        # shorter than the float spacing of tau)
+        above = r.astype(np.int64)
+        below = np.full(above.shape, lo - 1, dtype=np.int64)  # the answer is > below
+        step = 2
+        while (short := self._idle_tau(above) < alpha).any():
+            below[short], above[short] = above[short], above[short] + step
+            step *= 2
+            self._within(above, alpha)
+        near = np.maximum(above - 2, below)
+        below = np.where(self._idle_tau(near) < alpha, near, below)
+        while (gap := above - below > 1).any():
+            mid = (below + above) // 2
+            reached = self._idle_tau(mid) >= alpha
+            above = np.where(gap & reached, mid, above)
+            below = np.where(gap & ~reached, mid, below)
+        return above
+
+    def _within(self, rounds: np.ndarray, alpha: np.ndarray) -> None:
+        """Raise when an idle round is beyond round 2^40 (the rounds of a schedule)."""
+        if rounds.size and rounds.max() > MAX_ROUND:
             raise TimeModelError(
                 f"time model {self.model.name!r}: an arrival at {float(alpha.max())!r} s lies "
                 f"beyond round 2^40 (idle rounds of {self.idle!r} s); the rounds of a schedule "
                 "must be <= 2^40"
             )
-        r = r.astype(np.int64)
-        for _ in range(64):  # float rounding: move to the exact first round (one step or two)
-            down = (r > lo) & (self._idle_tau(r - 1) >= alpha)
-            up = self._idle_tau(r) < alpha
-            if not (down.any() or up.any()):
-                return r
-            r = r - down + up
-        raise AssertionError("idle clock did not settle")  # pragma: no cover
 
     def _durations(self, P: np.ndarray, D: np.ndarray, K: np.ndarray) -> np.ndarray:
         """``model.durations(P, D, K)`` (int64 loads of one shape), with its checks done only
-        when a value is bad: the model's function is called as ``durations`` calls it, and
-        anything amiss is handed to ``durations`` for its error message."""
-        try:
-            d = np.array(self.model.function(P, D, K, **self._values), dtype=np.float64)
-        except Exception:
-            return self.model.durations(P, D, K)  # raises, naming the model
+        when a value is bad: the model's function is called through ``model.call``, as
+        ``durations`` calls it, and a result amiss is handed to ``durations`` for its error
+        message."""
+        d = np.array(self.model.call(P, D, K))  # a failure raises, naming the model
         if d.shape != P.shape:
             d = np.broadcast_to(d, P.shape).copy() if d.ndim == 0 else d
         if d.shape != P.shape or not (np.isfinite(d).all() and d.min() > 0):
@@ -262,9 +273,11 @@ class ArrivalClock:
                 P[r - r0] += self._prefill.pop(r)
             d = self._durations(P, D, K)
             d[0] += self._c  # the sum so far, then in order: as one cumsum from the chunk start
-            cs = np.cumsum(d)
-            tau = cs + self._total  # to_seconds: part += total; part += idle_before * idle
-            tau += self._idle_rounds * self.idle
+            with np.errstate(over="ignore", invalid="ignore"):  # an overflow: one error below
+                cs = np.cumsum(d)
+                tau = cs + self._total  # to_seconds: part += total; part += idle_before * idle
+                tau += self._idle_rounds * self.idle
+            self.model.require_finite(tau[-1], f"tau at round {r1}")
             stopped = stop is not None and tau[-1] >= stop
             if stop is not None and stopped:
                 k = int(np.searchsorted(tau, stop, side="left"))
@@ -290,6 +303,7 @@ class ArrivalClock:
             assert t_end is not None  # advance to a round, or until a time
             end = t_end
         top = self._base + (end - self._lb) * self.idle  # as _idle_tau, in Python floats
+        self.model.require_finite(top, f"tau at round {end}")
         self._assign(top, self._idle_round)
         self._idle_rounds += end - self.t
         for r in [r for r in self._prefill if r <= end]:  # pragma: no cover - none when idle

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..plugins import call_plugin
+
 __all__ = ["TimeModel", "TimeModelError", "check_name"]
 
 
@@ -260,19 +262,7 @@ class TimeModel:
         Source: SPEC section 10.
         """
         P, D, K = _loads(prefill_tokens, decoding, kv_tokens)
-        try:
-            with contextlib.redirect_stdout(sys.stderr):  # a plug-in's print, off a JSON
-                out = self.function(P, D, K, **self.values)
-            d = np.asarray(out, dtype=np.float64)
-        except SystemExit as exc:  # would end the run without a word
-            raise TimeModelError(
-                f"time model {self.name!r} called sys.exit({exc.code!r}); a time model returns "
-                "durations or raises an exception"
-            ) from None
-        except Exception as exc:
-            raise TimeModelError(
-                f"time model {self.name!r} failed: {type(exc).__name__}: {exc}"
-            ) from exc
+        d = self.call(P, D, K)
         if d.ndim == 0:
             d = np.full(P.shape, float(d))
         if d.shape != P.shape:
@@ -289,6 +279,63 @@ class TimeModel:
                 "last a positive finite number of seconds"
             )
         return d
+
+    def call(self, P: np.ndarray, D: np.ndarray, K: np.ndarray) -> np.ndarray:
+        """The model's function on loads already checked (:meth:`durations` checks them and
+        the result), as float64, what it prints sent to standard error.
+
+        Raises
+        ------
+        TimeModelError
+            The function called ``sys.exit``, raised, or returned what is not numbers
+            (:func:`lpsched.plugins.call_plugin`; ``KeyboardInterrupt`` passes).
+
+        Notes
+        -----
+        Source: ours.
+        """
+        with contextlib.redirect_stdout(sys.stderr):  # a plug-in's print, off a JSON
+            out = call_plugin(
+                self.function,
+                (P, D, K),
+                self.values,
+                who=f"time model {self.name!r}",
+                returns="a time model returns durations",
+                error=TimeModelError,
+            )
+        try:
+            return np.asarray(out, dtype=np.float64)
+        except Exception as exc:
+            raise TimeModelError(
+                f"time model {self.name!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def require_finite(self, seconds: Any, what: str) -> None:
+        """Raise when ``seconds`` (a sum of durations, e.g. the clock ``tau``) overflowed.
+
+        Parameters
+        ----------
+        seconds : float or array_like of float
+            Seconds computed from this model's durations.
+        what : str
+            What they are, for the message (``"tau at round 12"``).
+
+        Raises
+        ------
+        TimeModelError
+            A value that is not finite: the clock overflows float64 (about 1.8e308 s).
+
+        Notes
+        -----
+        Source: ours (every round lasts a finite number of seconds, but their sum may not).
+        """
+        x = np.asarray(seconds, dtype=np.float64)
+        if x.size and not np.isfinite(x).all():
+            raise TimeModelError(
+                f"time model {self.name!r}: the clock overflows: {what} is "
+                f"{float(x.ravel()[~np.isfinite(x.ravel())][0])!r} s, beyond float64 (about "
+                "1.8e308 s); give durations whose sums are finite"
+            )
 
     def duration(self, prefill_tokens: int, decoding: int, kv_tokens: int) -> float:
         """Seconds of one round with load ``(P, D, K)``: the scalar form of :meth:`durations`

@@ -26,6 +26,7 @@ ours.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -330,7 +331,8 @@ class ScheduleSeconds:
         Raises
         ------
         ValueError
-            An arrival that is not finite.
+            An arrival that is not finite, or one reached 2^62 rounds or more after the
+            makespan (no int64 holds the round).
 
         Notes
         -----
@@ -348,8 +350,17 @@ class ScheduleSeconds:
         if todo.size:
             a = flat[todo]
             end = self.tau_at(self.makespan)
-            over = np.maximum(a - end, 0.0) / self.idle_s
-            hi = self.makespan + np.ceil(over).astype(np.int64) + 2
+            with np.errstate(over="ignore"):
+                over = np.ceil(np.maximum(a - end, 0.0) / self.idle_s)
+            if over.max() >= 2.0**62:  # no int64 round
+                far = float(a[np.argmax(over)])
+                exp = math.log10(far - float(end)) - math.log10(self.idle_s)
+                raise ValueError(
+                    f"an arrival_s of {far!r} s is reached about 10^{exp:.1f} rounds after the "
+                    f"makespan on this clock (idle rounds of {self.idle_s!r} s), beyond the "
+                    "rounds of a schedule (2^40)"
+                )
+            hi = self.makespan + over.astype(np.int64) + 2
             lo = np.zeros(a.shape, dtype=np.int64)  # tau(lo) < a <= tau(hi)
             while True:
                 gap = np.flatnonzero(hi - lo > 1)
@@ -493,12 +504,14 @@ def to_seconds(
     total = 0.0
     for j0 in range(0, runs.busy, CHUNK_ROUNDS):
         j1 = min(runs.busy, j0 + CHUNK_ROUNDS)
-        _, idle_before, P, D, K = sweep.chunk(j0, j1)
+        rounds, idle_before, P, D, K = sweep.chunk(j0, j1)
         part = tau[j0:j1]
-        np.cumsum(model.durations(P, D, K), out=part)
-        part += total
-        total = float(part[-1])
-        part += idle_before * idle  # the idle rounds before each busy round
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow: one error below
+            np.cumsum(model.durations(P, D, K), out=part)
+            part += total
+            total = float(part[-1])
+            part += idle_before * idle  # the idle rounds before each busy round
+        model.require_finite(part[-1], f"tau at round {int(rounds[-1])} of {inst.name!r}")
     tau.setflags(write=False)
 
     def at(rounds: np.ndarray) -> np.ndarray:
@@ -520,6 +533,9 @@ def to_seconds(
     multi = o > 1
     tpot[multi] = (done[multi] - first[multi]) / (o[multi] - 1)
     latency, ttft = done - alpha, first - alpha
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = [latency.sum(), ttft.sum(), np.nansum(tpot)]
+    model.require_finite(sums, f"a sum of the latencies, TTFTs or TPOTs of {inst.name!r}")
     for a in (latency, ttft, tpot, alpha):
         a.setflags(write=False)
     secs = ScheduleSeconds(
