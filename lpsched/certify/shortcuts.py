@@ -79,6 +79,7 @@ def solve_exact(
     threads: int | None = None,
     local_search: int = 4000,
     cover_cuts: int = 0,
+    overlap_cuts: int = 0,
     max_nonzeros: int | None = None,
     schedule: Schedule | None = None,
     verbose: bool = False,
@@ -101,7 +102,7 @@ def solve_exact(
         Relative gap in ``[0, 1]`` at which to stop; 0: until optimality is proven.
     warm_start : bool, default True
         Give the best heuristic schedule as MIP start (HiGHS) or hint (CP-SAT).
-    horizon, windows, aggregate, backend, threads, cover_cuts, max_nonzeros
+    horizon, windows, aggregate, backend, threads, cover_cuts, overlap_cuts, max_nonzeros
         As :func:`lpsched.solvers.solve.solve_time_indexed`.
     local_search : int, default 4000
         Moves of the list local search (:func:`~lpsched.policies.local_search.improve_schedule`)
@@ -140,15 +141,15 @@ def solve_exact(
     Source: SPEC section 3 (the hindsight IP of Jaillet et al., arXiv 2502.07115).
     """
     max_nonzeros, time_limit, mip_gap, threads = check_mip_options(
-        solver, backend, cover_cuts, max_nonzeros, time_limit, mip_gap, threads
+        solver, backend, cover_cuts, max_nonzeros, time_limit, mip_gap, threads, overlap_cuts
     )
     if progress is None and verbose:
         with Progress("lines", log=True, label=f"exact {solver}") as own:
             return solve_exact(
                 instance, solver, time_limit, mip_gap, warm_start, horizon=horizon,
                 windows=windows, aggregate=aggregate, backend=backend, threads=threads,
-                local_search=local_search, cover_cuts=cover_cuts, max_nonzeros=max_nonzeros,
-                schedule=schedule, progress=own,
+                local_search=local_search, cover_cuts=cover_cuts, overlap_cuts=overlap_cuts,
+                max_nonzeros=max_nonzeros, schedule=schedule, progress=own,
             )  # fmt: skip
     refuse_if_surely_too_large(shift_arrivals(instance)[0], max_nonzeros)
     mip = {
@@ -159,6 +160,7 @@ def solve_exact(
         "aggregate": aggregate,
         "backend": backend,
         "cover_cuts": cover_cuts,
+        "overlap_cuts": overlap_cuts,
     }
     params = SolveOptions(
         time_limit=time_limit,

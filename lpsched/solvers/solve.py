@@ -129,6 +129,7 @@ def check_mip_options(
     time_limit: float | None,
     mip_gap: float,
     threads: int | None,
+    overlap_cuts: int = 0,
 ) -> tuple[int, float | None, float, int | None]:
     """Check the options of :func:`solve_time_indexed` before any work.
 
@@ -141,8 +142,8 @@ def check_mip_options(
     Raises
     ------
     ValueError
-        Unknown solver or backend, ``cover_cuts`` without HiGHS' matrix build, an option out
-        of range.
+        Unknown solver or backend, ``cover_cuts`` or ``overlap_cuts`` without HiGHS' matrix
+        build, an option out of range.
 
     Notes
     -----
@@ -154,8 +155,11 @@ def check_mip_options(
         raise ValueError(f"unknown backend {backend!r}; choose 'matrix' or 'pyomo'")
     if backend == "pyomo" and solver != "highs":
         raise ValueError("the pyomo backend solves with HiGHS only")
-    if cover_cuts and (solver != "highs" or backend != "matrix"):
-        raise ValueError("cover_cuts needs solver='highs' and backend='matrix'")
+    for name, rounds in (("cover_cuts", cover_cuts), ("overlap_cuts", overlap_cuts)):
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
+            raise ValueError(f"{name} must be a non-negative integer (rounds), got {rounds!r}")
+        if rounds and (solver != "highs" or backend != "matrix"):
+            raise ValueError(f"{name} needs solver='highs' and backend='matrix'")
     limit = check_max_nonzeros(
         max_nonzeros, PYOMO_MAX_NONZEROS if backend == "pyomo" else LP_MAX_NONZEROS
     )
@@ -186,6 +190,7 @@ def solve_time_indexed(
     aggregate: bool = True,
     backend: str = "matrix",
     cover_cuts: int = 0,
+    overlap_cuts: int = 0,
     progress: Observer | None = None,
 ) -> Result:
     """Solve the time-indexed MIP of SPEC section 3 from ``schedule``: the optimal TEL, or a
@@ -224,6 +229,9 @@ def solve_time_indexed(
     cover_cuts : int, default 0
         Rounds of GUB-cover cuts on the memory rows (:mod:`lpsched.formulations.cuts`) added
         to the HiGHS model before the MIP; matrix backend and HiGHS only.
+    overlap_cuts : int, default 0
+        Rounds of overlap clique cuts (:mod:`lpsched.formulations.overlap`, SPEC section 3.1)
+        added the same way: what the certify method ``mip-overlap`` runs.
     progress : Observer, optional
         Receives the stage (``build``, ``solve``), the solver's incumbents, bounds and log.
 
@@ -252,7 +260,14 @@ def solve_time_indexed(
     """
     opts = SolveOptions() if options is None else options
     max_nonzeros, time_limit, mip_gap, threads = check_mip_options(
-        solver, backend, cover_cuts, opts.max_nonzeros, opts.time_limit, opts.mip_gap, opts.threads
+        solver,
+        backend,
+        cover_cuts,
+        opts.max_nonzeros,
+        opts.time_limit,
+        opts.mip_gap,
+        opts.threads,
+        overlap_cuts,
     )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
@@ -298,6 +313,8 @@ def solve_time_indexed(
             answer = Answer(None, None, limit_reached=True, status_text="time limit reached")
         if answer is None:
             cuts = {"cover_cuts": cover_cuts} if cover_cuts else {}
+            if overlap_cuts:
+                cuts["overlap_cuts"] = overlap_cuts
             report.set_stage("solve")
             answer = SOLVERS[solver](
                 mat,

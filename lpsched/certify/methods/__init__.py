@@ -19,6 +19,7 @@ method                   side   module
 ``partial-integrality``  lower  :mod:`.partial_integrality`
 ``cpsat-intervals``      both   :mod:`.cpsat_intervals`
 ``mip``                  both   :mod:`.mip` (HiGHS on the full MIP)
+``mip-overlap``          both   :mod:`.mip_overlap` (the MIP with overlap clique cuts)
 ``local-search``         upper  :mod:`.local_search`
 ``lns``                  upper  :mod:`.lns`
 =======================  =====  ==========================================================
@@ -46,6 +47,7 @@ MODULES = (
     "partial_integrality",
     "cpsat_intervals",
     "mip",
+    "mip_overlap",
     "local_search",
     "lns",
 )

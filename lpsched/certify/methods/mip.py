@@ -14,33 +14,39 @@ from ...solvers.progress import Observer
 from ...solvers.solve import solve_time_indexed
 from ..method import Method
 
-__all__ = ["METHOD", "FACTS"]
+__all__ = ["METHOD", "FACTS", "run_mip"]
 
 #: The facts of the solve the method returns (besides ``horizon`` and ``status``).
 FACTS = (
     "solver", "build_s", "solve_s", "T1", "T2", "heuristic_tel", "heuristic", "columns", "rows",
     "nonzeros", "incumbent", "solver_status", "backend", "aggregate", "windows", "error",
-    "retry", "nodes",
+    "retry", "nodes", "cuts", "overlap_cuts", "lp_before", "lp_after",
 )  # fmt: skip
 
 
-def run(
-    instance: Instance, schedule: Schedule, options: SolveOptions, observer: Observer
+def run_mip(
+    instance: Instance,
+    schedule: Schedule,
+    options: SolveOptions,
+    observer: Observer,
+    name: str = "mip",
+    defaults: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Report the solver's incumbent and its proven bound to ``observer``; the contract is
-    :class:`~lpsched.certify.method.Method`.
+    """Report the solver's incumbent and its proven bound to ``observer``: the run of the
+    methods ``mip`` and ``mip-overlap``.
 
     ``options`` (its ``time_limit``, ``mip_gap``, ``threads``, ``max_nonzeros``) goes to
-    :func:`~lpsched.solvers.solve.solve_time_indexed`; ``options.method_options["mip"]`` holds
+    :func:`~lpsched.solvers.solve.solve_time_indexed`; ``options.method_options[name]`` holds
     its keyword options (``solver``, ``warm_start``, ``horizon``, ``windows``, ``aggregate``,
-    ``backend``, ``cover_cuts``) and may give ``mip_gap`` instead of ``options``'.
+    ``backend``, ``cover_cuts``, ``overlap_cuts``), over ``defaults``, and may give
+    ``mip_gap`` instead of ``options``'.
 
     Returns
     -------
     dict
         ``horizon``, ``status`` (how the solve ended) and :data:`FACTS` (those reported).
     """
-    kwargs = dict(options.method_options.get("mip", {}))
+    kwargs = dict(defaults or {}) | dict(options.method_options.get(name, {}))
     if "mip_gap" in kwargs:
         options = options.replace(mip_gap=kwargs.pop("mip_gap"))
     res = solve_time_indexed(instance, schedule, options, progress=observer, **kwargs)
@@ -56,5 +62,5 @@ METHOD = Method(
     "both",
     "HiGHS (or CP-SAT) on the full time-indexed MIP from the best schedule: its incumbent and "
     "dual bound",
-    run,
+    run_mip,
 )

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ...formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
+from ...formulations.overlap import separate_overlap_cuts
 from ...formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
 from ...io.atomic import install_file
 from ...schedule import memory_at
@@ -340,18 +341,23 @@ def set_start(h, start: np.ndarray) -> None:
     h.setSolution(int(idx.size), idx, np.asarray(start, dtype=np.float64)[idx])
 
 
-def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-4) -> dict:
+def add_cover_cuts(
+    h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-4, *, overlap: int = 0
+) -> dict:
     """Cut loop on the LP relaxation held by the ``highspy.Highs`` object ``h``.
 
-    Solves the LP (columns relaxed temporarily), separates GUB-cover cuts, adds them as rows,
-    re-solves, for at most ``rounds`` rounds or until the LP value rises by less than ``tol``
+    Solves the LP (columns relaxed temporarily), separates GUB-cover cuts
+    (:mod:`lpsched.formulations.cuts`; in the first ``rounds`` rounds) and overlap clique cuts
+    (:mod:`lpsched.formulations.overlap`; in the first ``overlap`` rounds), adds them as
+    rows, re-solves, until no cut is found or the LP value rises by less than ``tol``
     (relative) in a round; then restores the integrality of ``mat``'s columns. The cuts are
-    valid for every schedule (module docstring), so the MIP optimum is unchanged.
+    valid for every schedule (the modules' docstrings), so the MIP optimum is unchanged.
 
     Returns
     -------
     dict
-        ``cuts`` (number added), ``cut_rounds``, ``lp_before`` and ``lp_after`` (LP values).
+        ``cuts`` (number added), ``cut_rounds``, ``lp_before`` and ``lp_after`` (LP values);
+        ``overlap_cuts`` (how many of the cuts are overlap cuts) when ``overlap`` is set.
 
     Raises
     ------
@@ -363,8 +369,10 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
     integrality = [highspy.HighsVarType.kInteger] * mat.ncol
     idx = np.arange(mat.ncol, dtype=np.int32)
     h.changeColsIntegrality(mat.ncol, idx, np.array([highspy.HighsVarType.kContinuous] * mat.ncol))
-    rows = MemoryRows(mat)
+    rows = MemoryRows(mat) if rounds else None
     info: dict[str, Any] = {"cuts": 0, "cut_rounds": 0, "lp_before": None, "lp_after": None}
+    if overlap:
+        info["overlap_cuts"] = 0
     try:
         if run_highs(h):
             raise KeyboardInterrupt
@@ -372,8 +380,13 @@ def add_cover_cuts(h, mat: TimeIndexedMatrix, rounds: int = 30, tol: float = 1e-
             return info
         val = h.getInfo().objective_function_value
         info["lp_before"] = info["lp_after"] = val
-        for r in range(rounds):
-            cuts = separate_cover_cuts(rows, np.asarray(h.getSolution().col_value))
+        for r in range(max(rounds, overlap)):
+            x = np.asarray(h.getSolution().col_value)
+            cuts = separate_cover_cuts(rows, x) if rows is not None and r < rounds else []
+            if r < overlap:
+                more = separate_overlap_cuts(mat, x)
+                info["overlap_cuts"] += len(more)
+                cuts += more
             if not cuts:
                 break
             for cols, rhs in cuts:
@@ -404,6 +417,7 @@ def solve_mip(
     verbose: bool = False,
     progress: Observer | None = None,
     cover_cuts: int = 0,
+    overlap_cuts: int = 0,
     repair_rounds: int = REPAIR_ROUNDS,
 ) -> Answer:
     """Run HiGHS branch and cut on the MIP of ``mat`` and map its status.
@@ -419,6 +433,9 @@ def solve_mip(
         See :func:`build_highs`.
     cover_cuts : int, default 0
         Rounds of the cover-cut loop (:func:`add_cover_cuts`) before the MIP; 0 = none.
+    overlap_cuts : int, default 0
+        Rounds of that loop that also separate overlap clique cuts
+        (:mod:`lpsched.formulations.overlap`); 0 = none.
     repair_rounds : int, default REPAIR_ROUNDS
         Re-solves with exact cover cuts when HiGHS' schedule overflows the KV cache (module
         docstring); 0 = none.
@@ -447,8 +464,8 @@ def solve_mip(
     )
     try:
         h = build(mat)
-        if cover_cuts:
-            info.update(add_cover_cuts(h, mat, rounds=cover_cuts))
+        if cover_cuts or overlap_cuts:
+            info.update(add_cover_cuts(h, mat, rounds=cover_cuts, overlap=overlap_cuts))
     except KeyboardInterrupt:
         return Answer.without_run(
             time.perf_counter() - t0,
