@@ -7,18 +7,22 @@ size class from the time-indexed model's size at the tight horizon of the first 
 leaves out a method above its size limit (:data:`LEAVE_OUT_ABOVE_NONZEROS`); certify skips a
 method whose budget is below its minimum (:data:`MIN_BUDGET_S`).
 
-* ``small`` (the MIP fits in :data:`SMALL_MAX_NONZEROS`): partial integrality, CP-SAT on the
-  interval model, the large-neighbourhood search, then HiGHS on the full MIP with the overlap
-  cuts of SPEC section 3.1 (``mip-overlap``: on six ``jaillet-synthetic`` draws at n = 10-20,
-  60 s, the certified gap 1.9% / 12.0% where ``mip`` left 5.5% / 15.3% at n = 12 / 20, the
-  others equal; ``benchmarks/bench_overlap_cuts.py``);
+* ``small`` (the MIP fits in :data:`SMALL_MAX_NONZEROS`): the LP lifted by overlap cuts
+  (SPEC section 3.1), partial integrality, CP-SAT on the interval model, the
+  large-neighbourhood search, then HiGHS on the full MIP with the overlap cuts
+  (``mip-overlap``);
 * ``medium`` (the LP fits in :data:`~lpsched.solvers.options.AUTO_LP_MAX_NONZEROS`): the LP
-  over aggregated rounds (its bound and the schedule listed by its completion times), the
-  large-neighbourhood search from the better schedule, then partial integrality;
+  over aggregated rounds (its bound and the schedule listed by its completion times), the LP
+  lifted by overlap cuts, the large-neighbourhood search from the better schedule, then
+  partial integrality;
 * ``large``: the LP over aggregated rounds and the large-neighbourhood search (at
   n = 2000 the LP's list gives schedules 6-8% below Sorted-F's, which the search improves).
 
-Shares and limits measured in ``benchmarks/bench_certify.py``. Source: ours.
+Shares and limits measured in ``benchmarks/bench_certify.py``; the overlap-cut methods where
+a few requests fill the KV cache (``jaillet-synthetic``: at n = 30 certify's bound was 2,023,
+below the LP's 2,138.5, where ``lp-overlap`` alone reaches 2,369.4 in 27 s; where no pair of
+requests is limited it finds no cut and passes its time on after one LP;
+``docs/results/memory-bound.md``). Source: ours.
 """
 
 from __future__ import annotations
@@ -65,16 +69,18 @@ MIN_BUDGET_S: dict[str, float] = {"partial-integrality": PARTIAL_MIN_SECONDS}
 PLANS: dict[str, tuple[tuple[str, float], ...]] = {
     "small": (
         ("local-search", 0.05),
+        ("lp-overlap", 0.15),
         ("partial-integrality", 0.15),
-        ("cpsat-intervals", 0.3),
-        ("lns", 0.15),
-        ("mip-overlap", 0.35),
+        ("cpsat-intervals", 0.25),
+        ("lns", 0.1),
+        ("mip-overlap", 0.3),
     ),
     "medium": (
         ("local-search", 0.05),
         ("lp-aggregated", 0.1),
-        ("lns", 0.55),
-        ("partial-integrality", 0.3),
+        ("lp-overlap", 0.3),
+        ("lns", 0.35),
+        ("partial-integrality", 0.2),
     ),
     "large": (
         ("local-search", 0.03),

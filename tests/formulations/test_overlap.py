@@ -108,3 +108,34 @@ def test_mip_overlap_lifts_the_lp_on_a_memory_bound_instance():
     assert (res.status, res.objective) == (SolveStatus.OPTIMAL, opt)
     assert res.info["lp_before"] < res.info["lp_after"] <= opt + 1e-6
     assert res.info["overlap_cuts"] > 0
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_instances())
+def test_lp_overlap_between_lp_and_optimum(inst):
+    opt = brute_force_tel(inst)
+    lifted = solve(inst, ("lp-overlap",), SolveOptions(time_limit=None))
+    plain = solve(inst, ("lp",), SolveOptions(time_limit=None))
+    assert plain.bound - 1e-6 <= lifted.bound <= opt + 1e-6
+
+
+def test_lp_overlap_reports_every_round():
+    """Each round's value reaches the observer (the bound only rises); zero rounds is the LP."""
+    from lpsched import run_policy
+    from lpsched.certify.methods import METHODS
+    from lpsched.solvers.progress import Observer
+
+    inst = jaillet_synthetic(n=10, seed=3)
+    sched = run_policy(inst, "mcsf")
+    seen: list[float] = []
+    facts = METHODS["lp-overlap"].run(
+        inst, sched, SolveOptions(time_limit=None), Observer(on_bound=seen.append)
+    )
+    assert len(seen) >= 2 and seen == sorted(seen) and facts["cuts"] > 0
+    assert seen[0] == pytest.approx(facts["lp_before"]) and seen[-1] == pytest.approx(
+        facts["lp_after"]
+    )
+    none = SolveOptions(time_limit=None, method_options={"lp-overlap": {"rounds": 0}})
+    assert solve(inst, ("lp-overlap",), none).bound == pytest.approx(
+        solve(inst, ("lp",), SolveOptions(time_limit=None)).bound
+    )

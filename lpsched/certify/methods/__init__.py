@@ -14,6 +14,7 @@ method                   side   module
 ``combinatorial``        lower  :mod:`.combinatorial` (SPEC section 7)
 ``lp``                   lower  :mod:`.lp` (the whole LP relaxation, HiGHS)
 ``lp-colgen``            lower  :mod:`.colgen` (the LP by column generation)
+``lp-overlap``           lower  :mod:`.lp_overlap` (the LP with rounds of overlap cuts)
 ``lp-aggregated``        both   :mod:`.aggregated` (the LP over windows of rounds, refined;
                                 the schedule listed by its completion times)
 ``partial-integrality``  lower  :mod:`.partial_integrality`
@@ -42,6 +43,7 @@ MODULES = (
     "trivial",
     "combinatorial",
     "lp",
+    "lp_overlap",
     "colgen",
     "aggregated",
     "partial_integrality",
