@@ -52,7 +52,12 @@ import numpy as np
 from ..instance import Instance
 from .time_indexed import TimeIndexedMatrix
 
-__all__ = ["overlap_bounds", "separate_overlap_cuts"]
+__all__ = [
+    "overlap_bounds",
+    "separate_overlap_cuts",
+    "ColumnConflicts",
+    "separate_conflict_cliques",
+]
 
 
 def overlap_bounds(instance: Instance) -> np.ndarray:
@@ -171,3 +176,122 @@ def _greedy_set(order, one, multi, prefix, o, t):
         if value > total:
             units, lam, total = trial, tl, value
     return (units, lam), total
+
+
+class ColumnConflicts:
+    """The columns of a :class:`~lpsched.formulations.time_indexed.TimeIndexedMatrix` as
+    arrays, for the pairwise conflict test of SPEC section 3.1 (:meth:`conflicts`).
+
+    Parameters
+    ----------
+    mat : TimeIndexedMatrix
+        Columns ``(unit, start k)``; a unit runs rounds ``k + 1 .. k + o``.
+
+    Notes
+    -----
+    Source: ours (SPEC section 3.1).
+    """
+
+    def __init__(self, mat: TimeIndexedMatrix) -> None:
+        inst = mat.instance
+        first = np.array([int(m[0]) for m in mat.members], dtype=np.int64)
+        self.unit = mat.col_unit
+        self.start = mat.col_start
+        s = inst.prefill[first].astype(np.int64)[self.unit]
+        o = inst.decode[first].astype(np.int64)[self.unit]
+        self.s, self.peak, self.end = s, s + o, self.start + o
+        self.single = mat.count[self.unit] == 1
+        # a class column may join a clique only if two of its members at its start conflict
+        self.usable = self.single | (2 * self.peak > inst.memory)
+        self.memory = inst.memory
+
+    def conflicts(self, cand: np.ndarray, c: int) -> np.ndarray:
+        """Which columns of ``cand`` conflict with column ``c``: no schedule holds both.
+
+        Parameters
+        ----------
+        cand : ndarray of int, shape (m,)
+            Column indices.
+        c : int
+            A column index.
+
+        Returns
+        -------
+        ndarray of bool, shape (m,)
+            True where the two columns are of the same single request (and differ), or of two
+            requests whose runs overlap with more than ``M`` tokens in the round where the
+            first completes (a class column with itself is never a conflict here).
+        """
+        same = self.unit[cand] == self.unit[c]
+        overlap = (self.start[cand] < self.end[c]) & (self.start[c] < self.end[cand])
+        first = self.end[cand] <= self.end[c]  # the candidate completes first
+        over_c = self.peak[cand] + self.s[c] + (self.end[cand] - self.start[c]) > self.memory
+        over_d = self.peak[c] + self.s[cand] + (self.end[c] - self.start[cand]) > self.memory
+        pair = overlap & np.where(first, over_c, over_d)
+        return np.where(same, self.single[cand] & (cand != c), pair)
+
+
+def separate_conflict_cliques(
+    mat: TimeIndexedMatrix, x: np.ndarray, max_cuts: int = 200, eps: float = 1e-6
+) -> list[tuple[np.ndarray, int]]:
+    """Violated clique cuts ``sum_{c in cols} x_c <= 1`` on the conflict graph of the starts.
+
+    Two columns ``(i, k)`` and ``(j, k')`` *conflict* when no schedule holds both: the same
+    request, or two requests whose runs overlap and whose memory in the round where the first
+    of them completes is above ``M`` (``P_i + s_j + (k + o_i - k') > M`` when ``i`` completes
+    first; SPEC section 3.1). Of a set of pairwise conflicting columns at most one is 1. Per
+    round ``t``: the columns with LP mass running in ``t``, by mass, each kept when it
+    conflicts with every column kept (a greedy clique); when its mass exceeds 1 it is extended
+    by every other column running in ``t`` that conflicts with all of it (a stronger cut).
+
+    Parameters
+    ----------
+    mat : TimeIndexedMatrix
+    x : ndarray, shape (ncol,)
+        An LP solution of ``mat``.
+    max_cuts : int, default 200
+        At most this many cuts, the most violated first (at most one per round).
+    eps : float, default 1e-6
+        LP values below this count as zero.
+
+    Returns
+    -------
+    list of (cols, rhs)
+        Column indices (int32, coefficient 1) and the right-hand side 1 of each cut.
+
+    Notes
+    -----
+    A column of a class of identical requests (values ``0..c``) joins a clique only when two of
+    its members started together would overflow (``2 P > M``), so that its value counts
+    members of which at most one may run. Source: ours (clique cuts on a conflict graph:
+    Padberg 1973; the conflict test is SPEC section 3.1's pair argument).
+    """
+    cols = ColumnConflicts(mat)
+    x = np.asarray(x, dtype=float)
+    live = np.flatnonzero((x > eps) & cols.usable)
+    found = []
+    for t in range(1, mat.T + 1):
+        run = live[(cols.start[live] < t) & (t <= cols.end[live])]
+        if run.size < 2 or x[run].sum() <= 1.0 + eps:
+            continue
+        clique: list[int] = []
+        cand = run[np.argsort(-x[run], kind="stable")]
+        while cand.size:
+            c = int(cand[0])
+            clique.append(c)
+            cand = cand[1:][cols.conflicts(cand[1:], c)]
+        mass = float(x[clique].sum())
+        if mass <= 1.0 + eps:
+            continue
+        # lift: every other column running in t that conflicts with the whole clique
+        allrun = np.flatnonzero((cols.start < t) & (t <= cols.end) & cols.usable)
+        for c in clique:
+            allrun = allrun[cols.conflicts(allrun, c)]
+        lifted = list(clique)
+        while allrun.size:
+            c = int(allrun[0])
+            lifted.append(c)
+            allrun = allrun[1:][cols.conflicts(allrun[1:], c)]
+        found.append((mass, np.array(sorted(lifted), dtype=np.int32)))
+    found.sort(key=lambda f: -f[0])
+    return [(members, 1) for _, members in found[:max_cuts]]

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ...formulations.cuts import MemoryRows, overflow_cuts, separate_cover_cuts
-from ...formulations.overlap import separate_overlap_cuts
+from ...formulations.overlap import separate_conflict_cliques, separate_overlap_cuts
 from ...formulations.time_indexed import TimeIndexedMatrix, time_indexed_matrix
 from ...io.atomic import install_file
 from ...schedule import memory_at
@@ -401,7 +401,7 @@ def add_cover_cuts(
             x = np.asarray(h.getSolution().col_value)
             cuts = separate_cover_cuts(rows, x) if rows is not None and r < rounds else []
             if r < overlap:
-                more = separate_overlap_cuts(mat, x)
+                more = separate_overlap_cuts(mat, x) + separate_conflict_cliques(mat, x)
                 info["overlap_cuts"] += len(more)
                 cuts += more
             if not cuts:
