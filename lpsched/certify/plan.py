@@ -8,9 +8,9 @@ leaves out a method above its size limit (:data:`LEAVE_OUT_ABOVE_NONZEROS`); cer
 method whose budget is below its minimum (:data:`MIN_BUDGET_S`).
 
 * ``small`` (the MIP fits in :data:`SMALL_MAX_NONZEROS`): the LP lifted by overlap cuts
-  (SPEC section 3.1), partial integrality, CP-SAT on the interval model, the
-  large-neighbourhood search, then HiGHS on the full MIP with the overlap cuts
-  (``mip-overlap``);
+  (SPEC section 3.1), HiGHS on the full MIP with those cuts (``mip-overlap``, half of the
+  budget: it is what proves), the large-neighbourhood search, partial integrality and CP-SAT
+  on the interval model;
 * ``medium`` (the LP fits in :data:`~lpsched.solvers.options.AUTO_LP_MAX_NONZEROS`): the LP
   over aggregated rounds (its bound and the schedule listed by its completion times), the LP
   lifted by overlap cuts, the large-neighbourhood search from the better schedule, then
@@ -69,11 +69,11 @@ MIN_BUDGET_S: dict[str, float] = {"partial-integrality": PARTIAL_MIN_SECONDS}
 PLANS: dict[str, tuple[tuple[str, float], ...]] = {
     "small": (
         ("local-search", 0.05),
-        ("lp-overlap", 0.15),
-        ("partial-integrality", 0.15),
-        ("cpsat-intervals", 0.25),
-        ("lns", 0.1),
-        ("mip-overlap", 0.3),
+        ("lp-overlap", 0.1),
+        ("mip-overlap", 0.5),
+        ("lns", 0.15),
+        ("partial-integrality", 0.1),
+        ("cpsat-intervals", 0.1),
     ),
     "medium": (
         ("local-search", 0.05),
