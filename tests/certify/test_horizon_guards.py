@@ -55,4 +55,4 @@ def test_certify_reports_the_refusals_and_keeps_a_valid_result():
     outcome = res.info["methods"]
     assert "MAX_HORIZON" in outcome["cpsat-intervals"]
     assert outcome["cpsat-intervals"].startswith("failed: spread: ")
-    assert outcome["mip"].startswith("failed: spread: ")
+    assert outcome["mip-overlap"].startswith("failed: spread: ")
