@@ -71,14 +71,16 @@ def plot_grouped_bars(
 def _separate_labels(ax: Axes) -> None:
     """Turn the x tick labels of ``ax`` by 45 degrees, then 90, until no two of their boxes
     (as the renderer lays the figure out) overlap."""
-    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    fig = ax.get_figure(root=True)
+    assert isinstance(fig, Figure)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     labels = ax.get_xticklabels()
     for rotation in (0, 45, 90):
         for label in labels:
             label.set_rotation(rotation)
             label.set_horizontalalignment("center" if rotation in (0, 90) else "right")
             label.set_rotation_mode("anchor" if rotation == 45 else "default")
-        ax.figure.draw_without_rendering()  # the layout that the saved figure gets
+        fig.draw_without_rendering()  # the layout that the saved figure gets
         boxes = [label.get_window_extent(renderer) for label in labels]
         if not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False)):
             return
