@@ -22,6 +22,12 @@ from .common import (
 
 #: The figure formats of ``lpsched plot`` (matplotlib's Agg, PDF and SVG back ends).
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+#: The help of ``lpsched plot --view`` and ``--max-rounds``.
+VIEW_HELP = (
+    "schedule (default): a Gantt chart over the memory profile; rounds: one stacked bar per "
+    "round, a segment per running request (its id and tokens), in rounds only."
+)
+MAX_ROUNDS_HELP = "the rounds drawn, from round 1 [default: 40]."
 
 
 @click.command()
@@ -67,19 +73,10 @@ def check(instance, schedule_file, as_json, model) -> None:
     help="Up to this many requests one labelled bar each; above, every request one thin line.",
 )
 @click.option(
-    "--view",
-    type=click.Choice(["schedule", "rounds"]),
-    default="schedule",
-    show_default=True,
-    help="schedule: a Gantt chart over the memory profile; rounds: one stacked bar per round, "
-    "a segment per running request (its id and tokens), in rounds only.",
+    "--view", type=click.Choice(["schedule", "rounds"]), default="schedule", help=VIEW_HELP
 )
 @click.option(
-    "--max-rounds",
-    type=click.IntRange(min=1),
-    default=40,
-    show_default=True,
-    help="Rounds drawn by --view rounds (from round 1).",
+    "--max-rounds", type=click.IntRange(min=1), default=40, help="--view rounds: " + MAX_ROUNDS_HELP
 )
 @time_model_option("draw against seconds instead of rounds")
 @bad_input

@@ -306,11 +306,12 @@ class TimeModel:
             )
         try:
             raw = np.asarray(out)
+            real = raw.dtype.kind in "iuf"  # a str, bool, complex or object is not seconds
         except Exception as exc:
             raise TimeModelError(
                 f"time model {self.name!r} failed: {type(exc).__name__}: {exc}"
             ) from exc
-        if raw.dtype.kind not in "iuf":  # a str, bool, complex or object is not seconds
+        if not real:
             first = raw.ravel()[0].item() if raw.size else None
             raise TimeModelError(
                 f"time model {self.name!r} returned {first!r} ({raw.dtype.name}); a time "
