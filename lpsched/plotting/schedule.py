@@ -62,6 +62,8 @@ GROUP_COLORS = (
 )
 #: Most groups named in a legend; with more, the colours cycle and the legend is left out.
 MAX_LEGEND = 10
+#: Most segments of a bar of :func:`plot_rounds` drawn with outlines.
+MAX_OUTLINED = 60
 
 
 def request_classes(instance: Instance) -> np.ndarray:
@@ -582,8 +584,9 @@ def plot_rounds(
     -------
     Figure
         Bar of round ``t`` stacks ``s_i + t - p_i`` tokens for each request running in ``t``,
-        labelled with its id when it fits; ``M`` dashed. For the 3-Partition gadget (every
-        ``o_j = 1``) each bar is one triple and ``M = B + 3``.
+        labelled with its id when it fits (outlined up to :data:`MAX_OUTLINED` segments a
+        bar); ``M`` dashed. For the 3-Partition gadget (every ``o_j = 1``) each bar is one
+        triple and ``M = B + 3``. Meant for small instances: one patch per segment.
 
     Notes
     -----
@@ -596,10 +599,17 @@ def plot_rounds(
     for t in range(1, T + 1):
         running = np.flatnonzero((schedule.start < t) & (schedule.completion >= t))
         bottom = 0
+        edge = 0.5 if running.size <= MAX_OUTLINED else 0.0  # outlines would blacken the bar
         for i in running.tolist():
             h = int(inst.prefill[i]) + t - int(schedule.start[i])
             ax.bar(
-                t, h, bottom=bottom, color=cmap(i % 20), edgecolor="black", linewidth=0.5, width=0.8
+                t,
+                h,
+                bottom=bottom,
+                color=cmap(i % 20),
+                edgecolor="black",
+                linewidth=edge,
+                width=0.8,
             )
             if h >= 0.06 * inst.memory:
                 ax.text(
