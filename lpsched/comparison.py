@@ -174,7 +174,7 @@ class Comparison:
             f"instance {inst.name}: n = {inst.n} requests, KV cache M = {inst.memory} tokens"
             + (f", Sorted-F Phase 1: {self.phase1}" if uses_phase1 else ""),
             self._rounds_table(),
-            self._bound_line(),
+            *([self._bound_line()] if self.results else []),
         ]
         if model is not None:
             lines += ["", model_line(model)]
