@@ -202,7 +202,20 @@ def read_only_int64(values: np.ndarray) -> np.ndarray:
 def _seconds(values: Any, n: int, ids: Sequence[str], where: str) -> np.ndarray:
     """Arrival times ``alpha_i`` (seconds) as a read-only float64 array of shape (n,), each
     finite, ``>= 0`` and at most ``MAX_VALUE``; else :class:`InstanceError` naming the source,
-    the request and the field ``arrival_s``. Source: ours (SPEC section 10)."""
+    the request and the field ``arrival_s``. A value that is not a real number (a string such as
+    ``"0.5"``, a boolean, a complex number, None) is refused, as the file reader refuses it, not
+    converted. Source: ours (SPEC section 10)."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError):  # ragged
+        raw = None
+    if raw is not None and raw.ndim == 1 and raw.shape[0] == n and raw.dtype.kind not in "iuf":
+        for i, x in enumerate(raw.tolist()):
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise InstanceError(
+                    f"{where}: request {quote(ids[i])}: field 'arrival_s' must be a number of "
+                    f"seconds, got {x!r}"
+                )
     try:
         arr = np.array(values, dtype=np.float64)
     except (TypeError, ValueError):

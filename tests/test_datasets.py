@@ -2,7 +2,8 @@
 those of the public files, a fetch checks them, and the reproductions read the cache by default
 and say what they skipped without it.
 
-The downloads come from ``../shared/traces`` served on ``http://127.0.0.1``, or read as a
+The downloads come from a folder of the traces (``reference.traces.TRACE_DIR``: the fetched
+cache, or ``shared/traces`` beside the clone) served on ``http://127.0.0.1``, or read as a
 ``file://`` folder (pooch fetches over HTTP, FTP, SFTP and DOI; lpsched copies ``file://``);
 ``LPSCHED_TRACES_URL`` points the registry at it and ``LPSCHED_DATA_DIR`` at a temporary cache.
 """
@@ -22,16 +23,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from reference.traces import SKIP_REASON, TRACE_DIR, needs_traces
 
 from lpsched import datasets
 from lpsched.cli import main
 from lpsched.generators.workloads import length_table
 from lpsched.research.reproductions import headline, online_load
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "traces"
-needs_traces = pytest.mark.skipif(
-    not SHARED.is_dir(), reason="../shared/traces (public traces) is not beside this clone"
-)
+SHARED = TRACE_DIR if TRACE_DIR is not None else Path("no-traces")
 TIMING = {"runtime_s"}
 
 
@@ -39,8 +38,8 @@ TIMING = {"runtime_s"}
 def server(tmp_path_factory):
     """An HTTP server on 127.0.0.1 serving ``good/`` (copies of the shared traces) and
     ``bad/`` (the conversation trace with one digit changed); yields (base URL, request log)."""
-    if not SHARED.is_dir():
-        pytest.skip("../shared/traces (public traces) is not beside this clone")
+    if TRACE_DIR is None:
+        pytest.skip(SKIP_REASON)
     root = tmp_path_factory.mktemp("served")
     shutil.copytree(SHARED, root / "good")
     (root / "bad").mkdir()

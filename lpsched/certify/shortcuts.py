@@ -208,6 +208,9 @@ def certify(
 
     Raises
     ------
+    TypeError
+        ``instance`` not an :class:`Instance` (a path: the message says to read it with
+        :func:`lpsched.read_instance`).
     ValueError
         ``time_limit``, ``threads`` or ``seed`` out of range.
 
@@ -215,6 +218,15 @@ def certify(
     -----
     Source: ours (:mod:`lpsched.certify.driver`).
     """
+    if not isinstance(instance, Instance):
+        hint = (
+            ": read the file first, certify(lpsched.read_instance(path))"
+            if isinstance(instance, (str, os.PathLike))
+            else ""
+        )
+        raise TypeError(
+            f"certify takes an Instance, got {type(instance).__name__} {instance!r:.60}{hint}"
+        )
     params = SolveOptions(time_limit=time_limit, threads=threads, seed=seed)
     return solve(instance, AUTO, params, progress)
 

@@ -22,6 +22,12 @@ from .common import (
 
 #: The figure formats of ``lpsched plot`` (matplotlib's Agg, PDF and SVG back ends).
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+#: The help of ``lpsched plot --view`` and ``--max-rounds``.
+VIEW_HELP = (
+    "schedule (default): a Gantt chart over the memory profile; rounds: one stacked bar per "
+    "round, a segment per running request (its id and tokens), in rounds only."
+)
+MAX_ROUNDS_HELP = "the rounds drawn, from round 1 [default: 40]."
 
 
 @click.command()
@@ -66,15 +72,27 @@ def check(instance, schedule_file, as_json, model) -> None:
     show_default=True,
     help="Up to this many requests one labelled bar each; above, every request one thin line.",
 )
+@click.option(
+    "--view", type=click.Choice(["schedule", "rounds"]), default="schedule", help=VIEW_HELP
+)
+@click.option(
+    "--max-rounds", type=click.IntRange(min=1), default=40, help="--view rounds: " + MAX_ROUNDS_HELP
+)
 @time_model_option("draw against seconds instead of rounds")
 @bad_input
-def plot(instance, schedule_file, output, color, phase1, max_requests, model) -> None:
+def plot(
+    instance, schedule_file, output, color, phase1, max_requests, view, max_rounds, model
+) -> None:
     """Draw SCHEDULE of INSTANCE: a Gantt chart over the memory profile, M drawn.
 
     Rows are requests ordered by start, bars from start to completion (evicted runs hatched),
     coloured by workload class or Sorted-F batch; the memory panel stacks the KV cache held
-    by each colour. An infeasible schedule is drawn too (a note says so).
+    by each colour, each round t holding m(t) over (t - 1, t]. With --view rounds, the
+    KV cache round by round instead: a bar per round, a segment per running request. An
+    infeasible schedule is drawn too (a note says so).
     """
+    if view == "rounds" and model is not None:
+        raise click.UsageError("--view rounds is drawn in rounds: drop --time-model")
     if Path(output).suffix.lower() not in PLOT_SUFFIXES:
         raise click.BadParameter(
             f"{output!r}: the figure format comes from the suffix, one of "
@@ -93,7 +111,14 @@ def plot(instance, schedule_file, output, color, phase1, max_requests, model) ->
 
     with solver_chatter_to_stderr():  # Phase 1 of --color batch may print
         save_schedule_plot(
-            sched, output, color=color, phase1=phase1, max_requests=max_requests, time_model=model
+            sched,
+            output,
+            color=color,
+            phase1=phase1,
+            max_requests=max_requests,
+            time_model=model,
+            view=view,
+            max_rounds=max_rounds,
         )
     bad = sched.violations(limit=1)
     note = f"; note: infeasible: {bad[0]}" if bad else ""

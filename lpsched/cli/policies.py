@@ -70,9 +70,12 @@ _lp_nonzeros = max_nonzeros_option("20,000,000; the LP of sorted-lp")
 def run(instance, policies, phase1, as_json, max_nonzeros, policy_options, model) -> None:
     """Compare policies on INSTANCE (default: the paper's setting, n = 2000, M = 16,492).
 
-    A policy that cannot run on this instance (the LP of sorted-lp too large) is reported
-    and skipped; the others still run. With --time-model, a second table gives the figures in
-    seconds (the schedules are the same). On an instance with arrivals in seconds
+    Each policy's TEL over the best policy's and over a lower bound on the optimum (the LP
+    relaxation when its model has at most 100,000 non-zeros, else the combinatorial bound; a
+    tighter one: lpsched certify). A policy that cannot run on this instance (the LP of
+    sorted-lp too large) is reported and skipped; the others still run. With --time-model, a
+    second table gives the figures in seconds, with their ratio to the best (the schedules are
+    the same). On an instance with arrivals in seconds
     (arrival_s) --time-model also runs the clock: online-fcfs, online-mcsf, online-sorted-f,
     vllm and vllm-sf admit a request once it has arrived on the model's clock (SPEC section
     10), the default policies are the online ones, and the rounds table counts from each

@@ -341,7 +341,7 @@ def read_schedule(
     for key, value in derived.items():
         if key in data and not _same_ints(data[key], value):
             said = data[key]
-            shown = "the list given" if isinstance(said, list) else brief(said)
+            shown = "the list given" if isinstance(said, list) else _shown(said)
             raise InstanceError(
                 f"{p}: field {key!r} is {shown}, but the starts"
                 + (" and runs" if key in ("evictions", "wasted_tokens", "peak_memory") else "")
@@ -575,6 +575,16 @@ def _v2_starts_and_runs(
             )
         rows += [[pos, *x] for x in runs]
     return starts, np.asarray(rows, dtype=np.int64).reshape(-1, 4) if with_runs else None
+
+
+def _shown(said: Any) -> str:
+    """A JSON value for a message, with its kind when it is not a number (``the string
+    '128'``), so that it never reads as the number it resembles."""
+    if isinstance(said, (int, float)) and not isinstance(said, bool):
+        return brief(said)
+    kinds = {str: "the string", bool: "the boolean", type(None): "null", dict: "an object"}
+    kind = kinds.get(type(said), type(said).__name__)
+    return "null" if said is None else f"{kind} {brief(said)}"
 
 
 def _same_ints(said: Any, value: int | list[int]) -> bool:

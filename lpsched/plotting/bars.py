@@ -42,7 +42,8 @@ def plot_grouped_bars(
     Returns
     -------
     Figure
-        Source: ours.
+        The group labels under the bars, turned (45, then 90 degrees) when they would
+        overlap side by side. Source: ours.
     """
     fig, ax = axes(ax, (8, 4))
     groups = list(table)
@@ -57,6 +58,7 @@ def plot_grouped_bars(
     if hline is not None:
         ax.axhline(hline, color="black", linestyle="--", linewidth=1, label=hline_label)
     ax.set_xticks(range(len(groups)), groups, fontsize=9)
+    _separate_labels(ax)
     if log:
         ax.set_yscale("log")
     ax.set_ylabel(ylabel)
@@ -64,3 +66,21 @@ def plot_grouped_bars(
     ax.legend(fontsize=8, ncols=min(len(policies) + 1, 6))
     ax.grid(axis="y", alpha=0.3)
     return fig
+
+
+def _separate_labels(ax: Axes) -> None:
+    """Turn the x tick labels of ``ax`` by 45 degrees, then 90, until no two of their boxes
+    (as the renderer lays the figure out) overlap."""
+    fig = ax.get_figure(root=True)
+    assert isinstance(fig, Figure)
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    labels = ax.get_xticklabels()
+    for rotation in (0, 45, 90):
+        for label in labels:
+            label.set_rotation(rotation)
+            label.set_horizontalalignment("center" if rotation in (0, 90) else "right")
+            label.set_rotation_mode("anchor" if rotation == 45 else "default")
+        fig.draw_without_rendering()  # the layout that the saved figure gets
+        boxes = [label.get_window_extent(renderer) for label in labels]
+        if not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False)):
+            return

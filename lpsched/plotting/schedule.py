@@ -62,6 +62,8 @@ GROUP_COLORS = (
 )
 #: Most groups named in a legend; with more, the colours cycle and the legend is left out.
 MAX_LEGEND = 10
+#: Most segments of a bar of :func:`plot_rounds` drawn with outlines.
+MAX_OUTLINED = 60
 
 
 def request_classes(instance: Instance) -> np.ndarray:
@@ -331,14 +333,12 @@ def plot_gantt(
     return fig
 
 
-def _breakpoints(rows: np.ndarray, makespan: int) -> np.ndarray:
-    """Rounds at which ``m(t)`` can bend or jump: ``p``, ``p + 1``, ``end`` and ``end + 1`` of
-    every run (a run holds memory in rounds ``p + 1 .. end``, linear in ``t``; so between
-    these rounds the profile is exactly the straight line through them)."""
-    t = np.unique(
-        np.concatenate((rows[:, 1], rows[:, 1] + 1, rows[:, 2], rows[:, 2] + 1, [1, makespan]))
-    )
-    return t[(t >= 1) & (t <= makespan)]
+def _steps(edges: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A step function as a polyline: ``values[..., t - 1]`` held over ``(edges[t - 1],
+    edges[t]]`` for rounds ``t = 1 .. T`` (``edges`` shape (T + 1,), ``values`` shape
+    (..., T)); vertices ``(edges[t - 1], v_t), (edges[t], v_t)``, so every jump is vertical at
+    a round boundary."""
+    return np.repeat(edges, 2)[1:-1], np.repeat(values, 2, axis=-1)
 
 
 def plot_memory(
@@ -353,8 +353,9 @@ def plot_memory(
 ) -> Figure:
     """Memory profile ``m(t)`` of a schedule with the budget ``M`` as a line.
 
-    Exact: a run's memory is linear in ``t`` between its first and last round, so the line
-    joins the rounds where ``m`` bends or jumps and is ``m`` at every round between them.
+    Exact and in steps: round ``t`` holds ``m(t)`` tokens over ``(t - 1, t]`` (the round's
+    own interval on the axis), so the line is flat inside a round and jumps only at round
+    boundaries; the first round's memory is drawn from 0.
 
     Parameters
     ----------
@@ -371,14 +372,14 @@ def plot_memory(
         Stack the memory held by each group (a label per request, one colour per label, as in
         :func:`plot_gantt`) under the total line. Default: the total alone.
     seconds : ScheduleSeconds, optional
-        ``schedule`` read under a time model: ``m(t)`` drawn at ``tau(t)`` seconds, the end of
-        round ``t`` (straight lines between the rounds where ``m`` bends, exact in rounds,
-        close in seconds). Default: rounds.
+        ``schedule`` read under a time model: ``m(t)`` held over ``(tau(t - 1), tau(t)]``
+        seconds, the round's interval on the clock. Default: rounds.
 
     Returns
     -------
     Figure
-        ``m(t)`` in tokens for rounds ``1 .. max C_i`` (every run included); ``M`` dashed.
+        ``m(t)`` in tokens for rounds ``1 .. max C_i`` (every run included), one flat segment
+        a round (``2 max C_i`` vertices); ``M`` dashed.
 
     Raises
     ------
@@ -393,8 +394,8 @@ def plot_memory(
     fig, ax = axes(ax)
     x, xlabel = _clock(schedule, seconds)
     rows = _run_rows(schedule)
-    rounds = _breakpoints(rows, schedule.makespan)
-    at = x(rounds)
+    rounds = np.arange(1, schedule.makespan + 1, dtype=np.int64)
+    edges = x(np.arange(schedule.makespan + 1, dtype=np.int64))
     policy = schedule.policy or "schedule"
     inst = schedule.instance
     if groups is not None:
@@ -410,17 +411,17 @@ def plot_memory(
             )
             for g in colors
         ]
+        at, stacked = _steps(edges, np.asarray(layers).reshape(len(layers), rounds.size))
         ax.stackplot(
             at,
-            layers,
+            stacked,
             colors=list(colors.values()),
             alpha=0.8,
             labels=list(colors) if len(colors) <= MAX_LEGEND else (),
             rasterized=len(rounds) > 1000,  # keeps a PDF or SVG of thousands of requests small
         )
     ax.plot(
-        at,
-        schedule.memory_at(rounds),
+        *_steps(edges, schedule.memory_at(rounds)),
         color=color or ("black" if groups is not None else policy_color(policy)),
         linewidth=0.8 if groups is not None else 1.2,
         label=label or f"{policy} (TEL {schedule.tel})",
@@ -503,9 +504,11 @@ def save_schedule_plot(
     phase1: str | None = None,
     max_requests: int = 40,
     time_model: TimeModel | None = None,
+    view: str = "schedule",
+    max_rounds: int = 40,
 ) -> Path:
-    """Draw ``schedule`` with :func:`plot_schedule` and save it at ``path`` (what ``lpsched
-    plot`` runs); an infeasible schedule is drawn too.
+    """Draw ``schedule`` with :func:`plot_schedule` (or :func:`plot_rounds`) and save it at
+    ``path`` (what ``lpsched plot`` runs); an infeasible schedule is drawn too.
 
     Parameters
     ----------
@@ -522,6 +525,12 @@ def save_schedule_plot(
         Above this many requests the Gantt panel is a waterfall (:func:`plot_gantt`).
     time_model : TimeModel, optional
         Draw against seconds under this model (SPEC section 10) instead of rounds.
+    view : {"schedule", "rounds"}
+        ``schedule``: :func:`plot_schedule`; ``rounds``: :func:`plot_rounds`, one stacked bar
+        per round (in rounds only; ``color``, ``max_requests`` and ``time_model`` are the
+        schedule view's).
+    max_rounds : int, default 40
+        Rounds drawn by the ``rounds`` view (from round 1).
 
     Returns
     -------
@@ -531,7 +540,7 @@ def save_schedule_plot(
     Raises
     ------
     ValueError
-        An unknown ``color``.
+        An unknown ``color`` or ``view``, or ``view="rounds"`` with a ``time_model``.
 
     Notes
     -----
@@ -539,6 +548,12 @@ def save_schedule_plot(
     """
     if color not in ("class", "batch"):
         raise ValueError(f"color must be 'class' or 'batch', got {color!r}")
+    if view not in ("schedule", "rounds"):
+        raise ValueError(f"view must be 'schedule' or 'rounds', got {view!r}")
+    if view == "rounds":
+        if time_model is not None:
+            raise ValueError("the rounds view is drawn in rounds only: no time model")
+        return save_figure(plot_rounds(schedule, max_rounds=max_rounds), path)
     inst = schedule.instance
     groups = None
     if color == "batch":
@@ -569,8 +584,9 @@ def plot_rounds(
     -------
     Figure
         Bar of round ``t`` stacks ``s_i + t - p_i`` tokens for each request running in ``t``,
-        labelled with its id when it fits; ``M`` dashed. For the 3-Partition gadget (every
-        ``o_j = 1``) each bar is one triple and ``M = B + 3``.
+        labelled with its id when it fits (outlined up to :data:`MAX_OUTLINED` segments a
+        bar); ``M`` dashed. For the 3-Partition gadget (every ``o_j = 1``) each bar is one
+        triple and ``M = B + 3``. Meant for small instances: one patch per segment.
 
     Notes
     -----
@@ -583,10 +599,17 @@ def plot_rounds(
     for t in range(1, T + 1):
         running = np.flatnonzero((schedule.start < t) & (schedule.completion >= t))
         bottom = 0
+        edge = 0.5 if running.size <= MAX_OUTLINED else 0.0  # outlines would blacken the bar
         for i in running.tolist():
             h = int(inst.prefill[i]) + t - int(schedule.start[i])
             ax.bar(
-                t, h, bottom=bottom, color=cmap(i % 20), edgecolor="black", linewidth=0.5, width=0.8
+                t,
+                h,
+                bottom=bottom,
+                color=cmap(i % 20),
+                edgecolor="black",
+                linewidth=edge,
+                width=0.8,
             )
             if h >= 0.06 * inst.memory:
                 ax.text(

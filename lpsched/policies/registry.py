@@ -624,6 +624,9 @@ def run_policy(instance: Instance, spec: str, **options) -> Schedule:
         Unknown policy name.
     TypeError
         An option no registered policy accepts; the message lists this policy's options.
+    ValueError
+        An option value the policy's own check refuses (``Policy.check``), as ``policy
+        'NAME' with KEY=VALUE: ...``.
     LPTooLargeError
         ``sorted-lp`` on an instance whose LP exceeds its size limit: the message says the
         policy cannot run and how to raise the limit (``max_nonzeros``).
@@ -643,6 +646,12 @@ def run_policy(instance: Instance, spec: str, **options) -> Schedule:
             + (" (backfill: write NAME+backfill)" if policy.backfill else "")
         )
     opts = {k: v for k, v in options.items() if k in policy.options}
+    if policy.check is not None and opts:
+        try:
+            policy.check(**opts)
+        except ValueError as exc:  # the policy and the values, as a comparison reports them
+            shown = ", ".join(f"{k}={v!r}" for k, v in opts.items())
+            raise ValueError(f"policy {spec!r} with {shown}: {exc}") from None
     if policy.backfill:
         opts["backfill"] = backfill
     try:

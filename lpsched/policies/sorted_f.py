@@ -123,13 +123,15 @@ def check_phase1_options(solver: str = "auto", fit: str = "peaks", **others: Any
     solver : {"dp", "swap", "quantile", "auto"}, default "auto"
     fit : {"peaks", "common-start"}, default "peaks"
     **others
-        The other Phase-1 options (``sample_size``, ``quantile``, ``seed``): checked by the
-        solver that uses them.
+        The other Phase-1 options (``sample_size``, ``quantile``, ``seed``): ``seed`` is
+        checked here (a non-negative integer, whichever solver runs), the others by the solver
+        that uses them.
 
     Raises
     ------
     ValueError
-        An unknown solver or fit, or ``fit="common-start"`` with the ``quantile`` solver.
+        An unknown solver or fit, ``fit="common-start"`` with the ``quantile`` solver, or a
+        ``seed`` that is not a non-negative integer (the message names the option).
 
     Notes
     -----
@@ -141,6 +143,9 @@ def check_phase1_options(solver: str = "auto", fit: str = "peaks", **others: Any
             f"the quantile Phase-1 solver supports fit='peaks' only, not {fit!r} "
             "(use solver='dp' or 'swap')"
         )
+    seed = others.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"option seed must be a non-negative integer, got {seed!r}")
 
 
 def select_dp(

@@ -287,8 +287,9 @@ class TimeModel:
         Raises
         ------
         TimeModelError
-            The function called ``sys.exit``, raised, or returned what is not numbers
-            (:func:`lpsched.plugins.call_plugin`; ``KeyboardInterrupt`` passes).
+            The function called ``sys.exit``, raised, or returned what is not real numbers
+            (a string such as ``"0.01"``, a boolean, a complex number: refused, not converted;
+            :func:`lpsched.plugins.call_plugin`; ``KeyboardInterrupt`` passes).
 
         Notes
         -----
@@ -304,11 +305,19 @@ class TimeModel:
                 error=TimeModelError,
             )
         try:
-            return np.asarray(out, dtype=np.float64)
+            raw = np.asarray(out)
+            real = raw.dtype.kind in "iuf"  # a str, bool, complex or object is not seconds
         except Exception as exc:
             raise TimeModelError(
                 f"time model {self.name!r} failed: {type(exc).__name__}: {exc}"
             ) from exc
+        if not real:
+            first = raw.ravel()[0].item() if raw.size else None
+            raise TimeModelError(
+                f"time model {self.name!r} returned {first!r} ({raw.dtype.name}); a time "
+                "model returns real numbers of seconds (int or float)"
+            )
+        return raw.astype(np.float64)
 
     def require_finite(self, seconds: Any, what: str) -> None:
         """Raise when ``seconds`` (a sum of durations, e.g. the clock ``tau``) overflowed.

@@ -35,12 +35,16 @@ PROFILES_FILE = "data/time_profiles.json"
 PROFILE_KEYS = ("name", "model", "gpu", "form", "coefficients", "source", "fit")
 
 
-def _text(path: str | os.PathLike[str] | None) -> tuple[str, str]:
+def _where(path: str | os.PathLike[str] | None) -> str:
+    """The profiles file as messages name it."""
+    return f"lpsched/{PROFILES_FILE}" if path is None else os.fspath(path)
+
+
+def _text(path: str | os.PathLike[str] | None) -> str:
     if path is None:
-        ref = resources.files("lpsched").joinpath(PROFILES_FILE)
-        return ref.read_text(encoding="utf-8"), f"lpsched/{PROFILES_FILE}"
+        return resources.files("lpsched").joinpath(PROFILES_FILE).read_text(encoding="utf-8")
     with open(path, encoding="utf-8") as f:
-        return f.read(), os.fspath(path)
+        return f.read()
 
 
 def read_profiles(path: str | os.PathLike[str] | None = None) -> list[TimeModel]:
@@ -62,20 +66,26 @@ def read_profiles(path: str | os.PathLike[str] | None = None) -> list[TimeModel]
     Raises
     ------
     TimeModelError
-        An unreadable or malformed file: not JSON, no ``profiles`` list, a profile with a
-        missing or unknown key, a ``form`` other than ``linear``, an unknown coefficient, a
-        coefficient that ``linear`` refuses, or a name given twice. The message names the file
+        An unreadable or malformed file: not JSON (the message gives the line and column), no
+        ``profiles`` list, a profile with a missing or unknown key, a ``form`` other than
+        ``linear``, an unknown coefficient, a coefficient that ``linear`` refuses, or a name
+        given twice. The message names the file
         and the profile.
 
     Notes
     -----
     Source: ours.
     """
+    where = _where(path)
     try:
-        text, where = _text(path)
-        data = json.loads(text)
+        data = json.loads(_text(path))
+    except json.JSONDecodeError as exc:
+        raise TimeModelError(
+            f"time profiles {where}, line {exc.lineno}, column {exc.colno}: cannot read: "
+            f"not JSON: {exc.msg}"
+        ) from None
     except (OSError, ValueError) as exc:
-        raise TimeModelError(f"time profiles {path}: cannot read: {exc}") from None
+        raise TimeModelError(f"time profiles {where}: cannot read: {exc}") from None
     profiles = data.get("profiles") if isinstance(data, dict) else None
     if not isinstance(profiles, list):
         raise TimeModelError(f"time profiles {where}: needs a list 'profiles'")

@@ -48,7 +48,8 @@ __all__ = [
 ]
 
 #: Most busy rounds :func:`to_seconds` converts (one float64 of the clock each: 1 GiB); a
-#: schedule that keeps the worker busy longer is refused with a message (pass ``max_rounds``).
+#: schedule that keeps the worker busy longer is refused with a message (from Python, pass
+#: ``max_rounds``; the command line keeps the limit).
 #: For scale: MC-SF on a million conversations (M = 16,492) is busy 18.5 million rounds.
 MAX_ROUNDS = 2**27
 #: Rounds whose loads and durations are computed at once (bounds the temporary arrays to a few
@@ -124,7 +125,9 @@ def _refuse(rounds: int, makespan: int, max_rounds: int, what: str) -> None:
         raise ValueError(
             f"the schedule {what} {rounds:,} rounds (makespan {makespan:,}); reading it in "
             f"seconds holds a number for each, at most max_rounds = {max_rounds:,} "
-            f"({8 * max_rounds / 2**30:.1f} GiB an array): pass a larger max_rounds"
+            f"({8 * max_rounds / 2**30:.1f} GiB an array); from Python, raise it with "
+            "to_seconds(..., max_rounds=N) or tau_profile(max_rounds=N) (the command line "
+            "keeps this limit)"
         )
 
 
@@ -213,6 +216,28 @@ def round_loads(
     return out[0], out[1], out[2]
 
 
+def _whole_rounds(rounds: Any) -> np.ndarray:
+    """``rounds`` as int64, each a whole number: integers, or floats with no fractional part.
+
+    Raises
+    ------
+    ValueError
+        A value of another kind (a string, a boolean, a complex number) or with a fractional
+        part (``1.7``: never truncated). Source: ours.
+    """
+    raw = np.asarray(rounds)
+    if raw.dtype.kind in "iu":
+        return raw.astype(np.int64)
+    if raw.dtype.kind == "f":
+        whole = np.isfinite(raw) & (raw == np.round(raw))
+        if whole.all():
+            return raw.astype(np.int64)
+        bad = raw[~whole].ravel()[0].item()
+    else:
+        bad = raw.ravel()[0].item() if raw.size else raw.dtype
+    raise ValueError(f"rounds must be whole numbers, got {bad!r}")
+
+
 def _tau_at(
     first: np.ndarray,
     last: np.ndarray,
@@ -223,7 +248,7 @@ def _tau_at(
 ) -> np.ndarray:
     """``tau`` at ``rounds`` from its values at the busy rounds (see :class:`ScheduleSeconds`):
     the last busy round ``r <= t`` gives ``tau(t) = tau(r) + (t - r) f(0, 0, 0)``."""
-    t = np.asarray(rounds, dtype=np.int64)
+    t = _whole_rounds(rounds)
     if t.size and t.min() < 0:
         raise ValueError(f"rounds must be >= 0, got {int(t.min())}")
     k = np.searchsorted(first, t, side="right") - 1
@@ -303,7 +328,8 @@ class ScheduleSeconds:
         Raises
         ------
         ValueError
-            A negative round.
+            A negative round, or one that is not a whole number (``1.7``, ``"1"``, ``True``):
+            refused, not truncated.
 
         Notes
         -----

@@ -31,7 +31,18 @@ SECONDS_KEYS = {
     "throughput_tokens_s",
 }
 #: The keys of ``run --json`` before time models (a result of each policy).
-RUN_KEYS = ["instance", "n", "memory", "phase1", "results", "skipped", "paper_ratios"]
+#: (``lower_bound``, ``bound_method`` and ``ratio_to_bound`` added with TEL / lower bound.)
+RUN_KEYS = [
+    "instance",
+    "n",
+    "memory",
+    "phase1",
+    "results",
+    "skipped",
+    "paper_ratios",
+    "lower_bound",
+    "bound_method",
+]
 RESULT_KEYS = [
     "policy",
     "tel",
@@ -42,6 +53,7 @@ RESULT_KEYS = [
     "wasted_tokens",
     "runtime_s",
     "ratio_to_best",
+    "ratio_to_bound",
 ]
 LINEAR = "linear:base_s=0.02,prefill_token_s=2e-4"
 
@@ -80,6 +92,9 @@ def test_without_the_option_run_is_as_before():
         "policy",
         "TEL",
         "(s)",
+        "ratio",
+        "to",
+        "best",
         "mean",
         "latency",
         "(s)",
@@ -95,9 +110,11 @@ def test_without_the_option_run_is_as_before():
         "tokens/s",
     ]
     stats = to_seconds(run_policy(INST, "vllm"), "linear").stats()
+    best = min(stats["tel_s"], to_seconds(run_policy(INST, "mcsf"), "linear").stats()["tel_s"])
     assert lines[4].split() == [
         "vllm",
         f"{stats['tel_s']:.1f}",
+        f"{stats['tel_s'] / best:.3f}",
         f"{stats['mean_latency_s']:.3f}",
         f"{stats['p99_latency_s']:.3f}",
         f"{stats['mean_ttft_s']:.3f}",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from reference.traces import TRACE_DIR, needs_traces
 
 from lpsched.generators.arrivals import poisson_arrivals
 from lpsched.generators.workloads import (
@@ -17,10 +18,7 @@ from lpsched.generators.workloads import (
 )
 from lpsched.instance import InstanceError
 
-TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
-needs_traces = pytest.mark.skipif(
-    not TRACES.is_dir(), reason="../shared/traces (public traces) is not beside this clone"
-)
+TRACES = TRACE_DIR if TRACE_DIR is not None else Path("no-traces")
 
 
 def test_tables_are_monotone_quantiles_with_sources():
@@ -34,7 +32,7 @@ def test_tables_are_monotone_quantiles_with_sources():
 
 
 def test_table_medians_match_the_trace_summaries():
-    # shared/traces/README.md: arXiv prefill median 2,730, decode median 167; Azure conversation
+    # the traces' summaries: arXiv prefill median 2,730, decode median 167; Azure conversation
     # prefill median 1,020, decode 129; Azure code decode median 13.
     assert length_table("summarization").prefill[500] == 2730
     assert length_table("conversation").prefill[500] == 1020

@@ -64,13 +64,13 @@ def test_waterfall_above_max_requests_draws_every_request():
 @settings(max_examples=30, deadline=None)
 @given(instances(max_n=6, max_memory=20, max_arrival=5))
 def test_memory_lines_are_the_exact_profile(inst):
-    """The plotted total, read between its points, is m(t) of every round (SPEC section 2)."""
+    """The plotted total, read inside each round ``(t - 1, t)``, is m(t) (SPEC section 2)."""
     sched = run_policy(inst, "fcfs" if inst.offline else "online-fcfs")
     for fig in (plot_memory(sched), plot_memory(sched, groups=[str(i % 2) for i in range(inst.n)])):
         line = next(ln for ln in fig.axes[0].lines if not getattr(ln, "_lpsched_M", False))
         x, y = line.get_data()
         rounds, mem = sched.memory_profile()
-        assert np.array_equal(np.interp(rounds, x, y), mem)
+        assert np.array_equal(np.interp(rounds - 0.5, x, y), mem)
         matplotlib.pyplot.close(fig)
 
 
@@ -81,8 +81,8 @@ def test_stacked_groups_add_up_to_the_total():
     layer = ax.collections[-1].get_paths()[0].vertices  # the last layer: its upper edge
     line = next(ln for ln in ax.lines if not getattr(ln, "_lpsched_M", False))
     x, y = line.get_data()
-    top = [layer[layer[:, 0] == t, 1].max() for t in x]
-    assert np.array_equal(top, y)
+    corners = {(float(a), float(b)) for a, b in layer}
+    assert all((float(a), float(b)) in corners for a, b in zip(x, y, strict=True))
 
 
 def test_request_classes_from_the_generator_seed():

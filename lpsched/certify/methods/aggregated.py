@@ -61,10 +61,31 @@ def aggregated_lp_bound(
 
     Raises
     ------
+    TypeError
+        ``seed_policies`` a string (``"fcfs"``: give ``["fcfs"]``) or holding a non-string,
+        ``windows`` not a bool, ``max_iterations`` not an integer; each named.
     ValueError
-        An unknown seed policy, or an option out of range (as
+        An unknown seed policy, ``max_iterations < 1``, or an option out of range (as
         :func:`~lpsched.solvers.aggregated.aggregated_lp`).
     """
+    try:
+        names = None if isinstance(seed_policies, str) else list(seed_policies)
+    except TypeError:  # not iterable
+        names = None
+    if names is None or not all(isinstance(p, str) for p in names):
+        raise TypeError(
+            f"seed_policies must be a list of policy names such as ['fcfs'], got "
+            f"{seed_policies!r:.60}"
+        )
+    seed_policies = names
+    windows = options.get("windows", True)
+    if not isinstance(windows, bool):
+        raise TypeError(f"windows must be True or False, got {windows!r:.60}")
+    cap = options.get("max_iterations")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, np.integer))):
+        raise TypeError(f"max_iterations must be an integer (master solves), got {cap!r:.60}")
+    if cap is not None and cap < 1:
+        raise ValueError(f"max_iterations must be at least 1 (master solves), got {cap}")
     return seeded_lp(aggregated_lp, instance, schedule, seed_policies, options)
 
 
