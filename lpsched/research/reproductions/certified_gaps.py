@@ -67,8 +67,9 @@ from ...instance import Instance
 from ...policies.registry import PluginError, parse_policy, run_policy
 from ...solvers.options import check_time_limit
 from ...solvers.result import LPTooLargeError, Result
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import counts, markdown_table, mean_max, write_report
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.tables import counts, markdown_table, mean_max, reproduction_run, write_report
+from ...sweeps.workers import solver_threads
 from .choices import check_choices, check_policies
 
 __all__ = [
@@ -209,6 +210,7 @@ def time_limits_by_size(
     return out
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -261,7 +263,7 @@ def run(
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``). certify and HiGHS get
-        :func:`~lpsched.sweeps.engine.solver_threads` threads, so that threads times
+        :func:`~lpsched.sweeps.workers.solver_threads` threads, so that threads times
         workers never exceed the cores.
 
     Returns

@@ -49,8 +49,9 @@ from ...generators.jaillet import (
 from ...instance import Instance
 from ...policies.registry import run_policy
 from ...solvers.options import check_time_limit
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import markdown_table, write_report
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.tables import markdown_table, reproduction_run, write_report
+from ...sweeps.workers import solver_threads
 from .certified_gaps import certified_status, check_status, checked, method_outcomes
 from .choices import check_policies
 
@@ -153,6 +154,7 @@ def trial_instance(trial: int, size: str | int = DRAWN) -> Instance:
     return jaillet_synthetic(None if size == DRAWN else int(size), trial)
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -188,7 +190,7 @@ def run(
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``). The driver gets
-        :func:`~lpsched.sweeps.engine.solver_threads` threads.
+        :func:`~lpsched.sweeps.workers.solver_threads` threads.
 
     Returns
     -------
