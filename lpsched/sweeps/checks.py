@@ -127,5 +127,5 @@ class RowRules:
                 a, b = _number(first), _number(r[col])
                 same = first == r[col] if a is None or b is None else _close(a, b)
                 if not same:
-                    return f"the rows of one task disagree on {col} ({first} and {r[col]})"
+                    return f"the rows of one task differ in {col} ({first} and {r[col]})"
         return None

@@ -645,8 +645,8 @@ def run_sweep(
             say(
                 f"{path}: {len(outside)} row(s) in the file belong to tasks outside this run ("
                 + ("; ".join(extra) or "other combinations")
-                + "); left out of this run's table and figures, which are written as "
-                "NAME.part.md and NAME.part.png (the files of the whole study are kept)"
+                + "); left out of this run's table and figures, which get their own names "
+                "(*.part.md, *.part.png: the files of the whole study are kept)"
             )
             note_left_out(len(outside))
         bar = tqdm(

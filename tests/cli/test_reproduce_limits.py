@@ -56,6 +56,7 @@ def test_a_size_too_large_is_refused_before_anything_is_built(nothing_built, tmp
     assert time.perf_counter() - t0 < 10
     assert res.exit_code == 1, res.output
     assert says in res.stderr and "20,000,000" in res.stderr
+    assert "--max-nonzeros" not in res.stderr  # reproduce has no such option
     assert not (tmp_path / "out").exists()
 
 

@@ -42,7 +42,9 @@ def test_a_rerun_with_fewer_sizes_keeps_the_table_and_figure_of_every_row(tmp_pa
     assert png.read_bytes() == figure
     assert (tmp_path / "optimality-gaps.part.md").read_text() == part + "\n"
     assert (tmp_path / "optimality-gaps.part.png").exists()
-    assert any("written as NAME.part.md and NAME.part.png" in m for m in messages)
+    assert any(
+        "(*.part.md, *.part.png: the files of the whole study are kept)" in m for m in messages
+    )
     # a run over every row of the study writes the study's own names again
     again = optimality_gaps(tmp_path, sizes=[5, 6], **SMALL)
     assert again == whole and md.read_text() == whole + "\n"
@@ -57,7 +59,7 @@ def test_edited_optimality_gap_rows_are_refused(tmp_path):
     _edit(path, lambda r: r["policy"] == "mcsf", "lp_bound", "10")
     messages = []
     optimality_gaps(tmp_path, sizes=[8], plot=False, report=messages.append, **SMALL)
-    assert any("the rows of one task disagree on lp_bound" in m for m in messages)
+    assert any("the rows of one task differ in lp_bound" in m for m in messages)
     assert {r["lp_bound"] for r in _rows(path)} == {lp}
     _edit(path, lambda r: True, "memory", "51")  # the instance has M = 50
     messages.clear()

@@ -71,7 +71,7 @@ def test_rows_that_contradict_their_siblings_or_their_order_are_recomputed(tmp_p
     _edit(path, 1, ",47.9,", ",10,")  # beside 47.9 in the task's other row
     messages = []
     run_sweep(sweep, tmp_path, progress=False, report=messages.append)
-    assert any("the rows of one task disagree on z (10 and 47.9)" in m for m in messages)
+    assert any("the rows of one task differ in z (10 and 47.9)" in m for m in messages)
     assert [r["z"] for r in _file(path)] == ["47.9"] * 4
     _edit(path, "1,a,", ",47.9,", ",1.5,")  # both rows of x = 1 say so: z below y = 2
     _edit(path, "1,b,", ",47.9,", ",1.5,")

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...instance import Instance
 from ...policies.registry import check_policy_options, parse_policy
-from ...solvers.options import LP_MAX_NONZEROS, refuse_if_surely_too_large
+from ...solvers.options import LP_MAX_NONZEROS, RAISE_LIMIT, refuse_if_surely_too_large
 from ...solvers.result import LPTooLargeError
 
 __all__ = ["StudyChoiceError", "check_choices", "check_policies", "check_model_sizes"]
@@ -133,6 +133,8 @@ def check_model_sizes(
         try:
             refuse_if_surely_too_large(make(), max_nonzeros)
         except LPTooLargeError as exc:
+            why = str(exc).replace(f" ({RAISE_LIMIT})", "")  # a study has no such option
             raise LPTooLargeError(
-                f"{study}: n = {n:,} ({label}) is refused before any model is built: {exc}"
+                f"{study}: n = {n:,} ({label}) is refused before any model is built: {why}; "
+                "the study keeps this limit, choose smaller sizes"
             ) from None

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...generators.families import FAMILIES, family_good_schedule, family_instance, family_tels
 from ...policies.registry import run_policy
+from ...sweeps.checks import RowRules
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep
 from ...sweeps.tables import markdown_table, report_path, reproduction_run, write_report
 
@@ -76,6 +77,7 @@ def family_sweep(
         _family_rows,
         types={"memory": int, "n": int, "tel": int, "good_tel": int, "ratio": finite_float},
         check=_check_row,
+        rules=RowRules(shared=("n", "good_tel")),
     )
     return run_sweep(sweep, out_dir, **engine)
 

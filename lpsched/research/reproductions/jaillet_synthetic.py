@@ -49,6 +49,7 @@ from ...generators.jaillet import (
 from ...instance import Instance
 from ...policies.registry import run_policy
 from ...solvers.options import check_time_limit
+from ...sweeps.checks import RowRules
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
 from ...sweeps.tables import markdown_table, reproduction_run, write_report
 from ...sweeps.workers import solver_threads
@@ -234,7 +235,8 @@ def run(
         _task_rows, threads=solver_threads(**engine), policies=tuple(pols), options=options
     )
     # positional: name, fields, key, tasks, compute, params, types, check, check_task
-    sweep = Sweep(NAME, FIELDS, KEY, tasks, compute, params, TYPES, _check_row, _check_task)
+    rules = RowRules(shared=TASK_FIELDS)
+    sweep = Sweep(NAME, FIELDS, KEY, tasks, compute, params, TYPES, _check_row, _check_task, rules)
     done = run_sweep(sweep, out_dir, **engine)
     text = summary_table(done, pols) + "\n\n## Per trial\n\n" + trial_table(done, pols)
     return write_report(out_dir, NAME, text)
@@ -307,18 +309,10 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
 
 
 def _check_task(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
-    """The rows of one task read back must all be there (they come from one solve) and agree
-    on :data:`TASK_FIELDS`."""
+    """The rows of one task read back must all be there (they come from one solve); that they
+    agree on :data:`TASK_FIELDS` is the sweep's :class:`~lpsched.sweeps.checks.RowRules`."""
     if any(r is None for r in rows):
         return "only some of the task's rows are in the file (they come from one solve)"
-    full = [r for r in rows if r is not None]
-    for r in full[1:]:
-        differ = [c for c in TASK_FIELDS if r[c] != full[0][c]]
-        if differ:
-            return (
-                f"the rows of trial {r['trial']} ({r['convention']}) differ in "
-                f"{', '.join(differ)} (policies {full[0]['policy']} and {r['policy']})"
-            )
     return None
 
 
