@@ -645,10 +645,10 @@ def run_sweep(
             say(
                 f"{path}: {len(outside)} row(s) in the file belong to tasks outside this run ("
                 + ("; ".join(extra) or "other combinations")
-                + "); left out of this run's table and figures, which get their own names "
-                "(*.part.md, *.part.png: the files of the whole study are kept)"
+                + "); left out of this run's table and figures (named *.part.md, *.part.png "
+                "unless the run covers them elsewhere: the study's own files are kept)"
             )
-            note_left_out(len(outside))
+        note_left_out(path, order, outside)
         bar = tqdm(
             total=len(todo),
             desc=sweep.name,

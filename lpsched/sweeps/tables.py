@@ -18,7 +18,7 @@ import contextvars
 import functools
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -41,10 +41,10 @@ __all__ = [
 
 #: What a report file's stem gains when its run covers part of the study's rows in the CSV.
 PART = ".part"
-#: Rows left out by the sweeps of the reproduction running now (a list per
-#: :func:`reproduction_run` call), or None outside one.
-_LEFT_OUT: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
-    "lpsched_left_out", default=None
+#: Per results CSV of the reproduction running now: the row keys its sweeps covered and those
+#: they left out (a record per :func:`reproduction_run` call), or None outside one.
+_LEFT_OUT: contextvars.ContextVar[dict[str, tuple[set[Any], set[Any]]] | None] = (
+    contextvars.ContextVar("lpsched_left_out", default=None)
 )
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -59,7 +59,7 @@ def reproduction_run(run: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if _LEFT_OUT.get() is not None:
             return run(*args, **kwargs)
-        token = _LEFT_OUT.set([])
+        token = _LEFT_OUT.set({})
         try:
             return run(*args, **kwargs)
         finally:
@@ -68,20 +68,25 @@ def reproduction_run(run: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def note_left_out(rows: int) -> None:
-    """Record that a sweep of the running reproduction left ``rows`` rows of its CSV (same
-    parameters and code) out of its run; nothing outside :func:`reproduction_run`.
-    Source: ours."""
+def note_left_out(csv: str | os.PathLike[str], covered: Iterable[Any], left: Iterable[Any]) -> None:
+    """Record that a sweep of the running reproduction covered the rows ``covered`` of the
+    CSV ``csv`` and left out ``left`` (same parameters and code, other tasks); a row that
+    another sweep of the same run covers (one CSV written by several sweeps) is not left out.
+    Nothing outside :func:`reproduction_run`. Source: ours."""
     record = _LEFT_OUT.get()
-    if record is not None and rows:
-        record.append(rows)
+    if record is not None:
+        seen, out = record.setdefault(str(Path(csv).resolve()), (set(), set()))
+        seen.update(covered)
+        out.update(left)
 
 
 def report_path(out_dir: str | os.PathLike[str], name: str, suffix: str) -> Path:
     """``out_dir/NAME{suffix}`` (``suffix`` such as ``".md"``, ``".png"``, ``"-traces.png"``),
     or ``out_dir/NAME.part{suffix}`` when a sweep of the running reproduction left rows of
     the study out (see the module docstring). Source: ours."""
-    return Path(out_dir) / f"{name}{PART if _LEFT_OUT.get() else ''}{suffix}"
+    record = _LEFT_OUT.get() or {}
+    part = any(out - seen for seen, out in record.values())
+    return Path(out_dir) / f"{name}{PART if part else ''}{suffix}"
 
 
 def markdown_table(
