@@ -80,11 +80,29 @@ def bad_input(fn):
                 raise click.BadParameter(str(exc), param_hint=option) from None
             raise click.UsageError(str(exc)) from None
         except (InstanceError, ValueError, KeyError, MemoryError, OSError) as exc:
-            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            click.echo(f"lpsched: error: {one_line(str(msg))}", err=True)
+            click.echo(f"lpsched: error: {error_text(exc)}", err=True)
             sys.exit(1)
 
     return wrapper
+
+
+def error_text(exc: BaseException) -> str:
+    """What an error line says about ``exc``: its message on one line (a ``KeyError``'s
+    argument, unquoted), or, for an exception raised without one (``MemoryError()``, raised
+    by numpy or Python when an allocation fails), what its type means. Never empty.
+
+    Source: ours.
+    """
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    text = one_line(str(msg)).strip()
+    if text:
+        return text
+    if isinstance(exc, MemoryError):
+        return (
+            "out of memory (an allocation failed); try smaller sizes, fewer --workers, or "
+            "a machine with more memory"
+        )
+    return f"{type(exc).__name__} (raised without a message)"
 
 
 @contextlib.contextmanager

@@ -14,9 +14,11 @@ from ..research.reproductions.choices import StudyChoiceError
 from ..research.reproductions.options import study_options, taking
 from ..research.reproductions.registry import REPRODUCTIONS
 from ..sweeps.engine import SweepWorkerError
+from ..sweeps.workers import MAX_WORKERS, check_workers
 from .common import (
     RegistryChoice,
     bad_input,
+    error_text,
     finite,
     flag,
     interrupted,
@@ -75,8 +77,9 @@ from .common import (
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
-    help="Tasks computed at once: local processes, or Dask workers with --scheduler local "
-    "[default: all local cores, or the cluster's own workers with a scheduler address].",
+    help="Tasks computed at once: local processes, or Dask workers with --scheduler local, "
+    f"at most {MAX_WORKERS} (four per core, at least 8) [default: all local cores, or the "
+    "cluster's own workers with a scheduler address].",
 )
 @click.option(
     "--scheduler",
@@ -121,12 +124,16 @@ def reproduce(name, out_dir, workers, scheduler, fresh, strict, verbose, model, 
     opts.update(scheduler=scheduler, fresh=fresh, strict=strict, verbose=verbose)
     opts["workers"] = workers or (1 if scheduler not in (None, "local") else os.cpu_count() or 1)
     try:
+        check_workers(opts["workers"], scheduler)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--workers'") from None
+    try:
         with signals_as_interrupt(), solver_chatter_to_stderr():
             table = REPRODUCTIONS[name].run(out_dir, **opts)
     except KeyboardInterrupt:
         interrupted(f"the finished rows are kept in {out_dir}/, rerun to resume")
     except SweepWorkerError as exc:
-        click.echo(f"lpsched: error: {exc}", err=True)
+        click.echo(f"lpsched: error: {error_text(exc)}", err=True)
         sys.exit(1)
     except (StudyChoiceError, ImportError) as exc:  # raised before the sweep starts
         raise click.UsageError(str(exc)) from None

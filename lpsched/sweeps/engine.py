@@ -30,7 +30,9 @@ every row, and how to check a row read back. :func:`run_sweep` then
 * shows a progress bar (``tqdm.auto``: tasks done / to do, rows reused, ETA; the tasks in
   flight with ``verbose``);
 * returns the rows of the current tasks only, in task order, so a table drawn from them never
-  counts rows that another run left in the file.
+  counts rows that another run left in the file; when there are such rows of the same
+  parameters and code, the reproduction's table and figures get their own names
+  (:func:`lpsched.sweeps.tables.report_path`).
 
 ``fresh=True`` moves an existing CSV aside (``NAME.csv.bak-TIMESTAMP``) and starts over.
 Source: ours (Dask: ``distributed`` for clusters; ``filelock`` for the folder lock).
@@ -62,7 +64,10 @@ from tqdm.auto import tqdm
 
 from .. import interrupts
 from ..policies.registry import import_plugins, plugin_modules
-from .provenance import PROVENANCE, provenance
+from .checks import RowRules, non_finite
+from .provenance import PROVENANCE, RowProvenance
+from .tables import note_left_out
+from .workers import check_workers
 
 __all__ = [
     "Task",
@@ -72,7 +77,6 @@ __all__ = [
     "SweepWorkerError",
     "finite_float",
     "seconds",
-    "solver_threads",
     "run_folder",
     "results_root",
     "lock_path",
@@ -168,6 +172,10 @@ class Sweep:
         reason they cannot stand together (e.g. rows of one instance that disagree on its
         bound, or a part of rows that must come from one computation). Such rows are all
         rejected and the task recomputed whole.
+    rules : RowRules
+        The checks every sweep shares (:mod:`.checks`): finite numbers always; the order of
+        columns, the columns the rows of one task share and the values of the row's own
+        instance where the sweep declares them.
     """
 
     name: str
@@ -179,6 +187,7 @@ class Sweep:
     types: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     check: Callable[[Mapping[str, Any]], str | None] | None = None
     check_task: Callable[[Sequence[Mapping[str, Any] | None]], str | None] | None = None
+    rules: RowRules = RowRules()
 
 
 _TIMING = frozenset({"runtime_s", "mip_s", "lp_s", "exact_s"})
@@ -206,20 +215,6 @@ def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
     return str(v)
-
-
-def solver_threads(workers: int = 1, scheduler: str | None = None, **_: Any) -> int | None:
-    """Threads for each solver run of a sweep, so that threads times workers never exceed the
-    local cores: None (the solver's default) when the sweep runs in this process alone, 1 on a
-    Dask cluster (each worker is one single-threaded process), else ``cores // workers``.
-
-    Source: ours. Extra keyword arguments (the other engine options) are ignored.
-    """
-    if scheduler is not None:
-        return 1
-    if workers <= 1:
-        return None
-    return max(1, (os.cpu_count() or 1) // workers)
 
 
 #: Environment variable naming the folder of :func:`run_folder`'s results.
@@ -300,7 +295,7 @@ class _Results:
         self,
         sweep: Sweep,
         path: Path,
-        prov: dict[str, str],
+        prov: RowProvenance,
         strict: bool,
         report: Callable[[str], None],
     ):
@@ -329,10 +324,12 @@ class _Results:
                     f"field '{col}' is not a valid {getattr(parse, '__name__', 'value')}: "
                     f"{row[col]!r}"
                 )
-        if self.sweep.check is None:
-            return values, None
+        rules, checked = self.sweep.rules, [c for c in self.sweep.fields if c not in self.key]
         try:
-            return values, self.sweep.check(values)
+            problem = non_finite(row, checked, rules.not_applicable)
+            if problem is None and self.sweep.check is not None:
+                problem = self.sweep.check(values)
+            return values, problem or rules.row_problem(values)
         except Exception as exc:  # a row so broken that the check itself fails is rejected too
             return values, f"the row's values cannot be checked ({exc})"
 
@@ -341,16 +338,17 @@ class _Results:
     ) -> list[tuple[list[tuple[str, ...]], str]]:
         """The tasks whose rows in the file fail ``check_task``: (their keys, the reason)."""
         check = self.sweep.check_task
-        if check is None:
-            return []
         out = []
         for task in self.sweep.tasks:
             keys = [self.key_of(k) for k in task.keys()]
             present = [k for k in keys if k in self.done]
             if not present:
                 continue
+            rows = [parsed[k] if k in self.done else None for k in keys]
             try:
-                problem = check([parsed[k] if k in self.done else None for k in keys])
+                problem = self.sweep.rules.task_problem(rows)
+                if problem is None and check is not None:
+                    problem = check(rows)
             except Exception as exc:  # rows so broken that the check itself fails
                 problem = f"the task's rows cannot be checked together ({exc})"
             if problem is not None:
@@ -437,9 +435,10 @@ class _Results:
             reading.rejected.append((line_no, line, problem))
             return
         reading.kept[line_no] = line
-        differ = [c for c in PROVENANCE if row[c] != self.prov[c]]
+        own = self.prov.of(row[k] for k in self.key)
+        differ = [c for c in PROVENANCE if row[c] != own[c]]
         if differ:
-            what = "; ".join(f"{c} {row[c] or '-'} (now {self.prov[c] or '-'})" for c in differ)
+            what = "; ".join(f"{c} {row[c] or '-'} (now {own[c] or '-'})" for c in differ)
             reading.stale.setdefault(what, []).append(line_no)
             return
         k = self.key_of(row)
@@ -489,7 +488,8 @@ class _Results:
         lacking = [k for k in self.sweep.fields if k not in row]
         if lacking:
             raise ValueError(f"{self.sweep.name}: a computed row lacks column(s) {lacking}")
-        out = {k: _fmt(row[k]) for k in self.sweep.fields} | self.prov
+        out = {k: _fmt(row[k]) for k in self.sweep.fields}
+        out |= self.prov.of(out[k] for k in self.key)
         buf = io.StringIO()
         csv.writer(buf).writerow([out[k] for k in self.header])
         data = buf.getvalue().encode("utf-8")
@@ -557,7 +557,8 @@ def run_sweep(
         Folder of the CSV (created if needed).
     workers : int, default 1
         1: compute in this process. More: that many local processes, or Dask workers of a
-        ``LocalCluster`` with ``scheduler="local"``.
+        ``LocalCluster`` with ``scheduler="local"``; at most
+        :data:`~lpsched.sweeps.workers.MAX_WORKERS`.
     scheduler : str, optional
         A Dask scheduler address (``tcp://HOST:PORT``) to send the tasks to, or ``"local"``
         for a ``distributed.LocalCluster`` of ``workers`` single-threaded processes. Needs the
@@ -588,7 +589,8 @@ def run_sweep(
     SweepParameterError
         ``strict`` and the CSV holds rows of other parameters or versions.
     ValueError
-        A CSV with other columns, or a computed row that lacks a column.
+        ``workers`` outside ``1..MAX_WORKERS``, a CSV with other columns, or a computed row
+        that lacks a column.
     ImportError
         ``scheduler`` given without the ``cluster`` extra installed.
     SweepWorkerError
@@ -598,8 +600,7 @@ def run_sweep(
         CSV).
     """
     say = report or _say
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    check_workers(workers, scheduler)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{sweep.name}.csv"
@@ -621,7 +622,7 @@ def run_sweep(
                 backup = path.with_name(f"{path.name}.bak-{stamp}-{k}")
             os.replace(path, backup)
             say(f"{path}: moved the old results to {backup.name} (--fresh)")
-        results = _Results(sweep, path, provenance(sweep.params), strict, say)
+        results = _Results(sweep, path, RowProvenance(sweep.params), strict, say)
         order: list[tuple[str, ...]] = []
         todo: list[tuple[Task, list[dict[str, Any]]]] = []
         for task in sweep.tasks:
@@ -644,8 +645,10 @@ def run_sweep(
             say(
                 f"{path}: {len(outside)} row(s) in the file belong to tasks outside this run ("
                 + ("; ".join(extra) or "other combinations")
-                + "); left out of the table"
+                + "); left out of this run's table and figures (named *.part.md, *.part.png "
+                "unless the run covers them elsewhere: the study's own files are kept)"
             )
+        note_left_out(path, order, outside)
         bar = tqdm(
             total=len(todo),
             desc=sweep.name,

@@ -63,8 +63,9 @@ from ...instance import Instance
 from ...policies.registry import POLICIES, PolicyError, options_for, parse_policy, run_policy
 from ...schedule import Schedule
 from ...solvers.result import LPTooLargeError
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import counts, markdown_table, mean_max, write_report
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.tables import counts, markdown_table, mean_max, reproduction_run, write_report
+from ...sweeps.workers import solver_threads
 from .algorithm_claims import INTERVALS, PROVEN, TOLD
 from .burst import BURST_TIME_MODELS, burst_section
 from .certified_gaps import (
@@ -539,6 +540,7 @@ def _instance_table(
 # --------------------------------------------------------------------------- run
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -609,9 +611,8 @@ def run(
     time_models : sequence of str
         Time models (registry specs) the burst is read in.
     **engine
-        Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
-        ``strict``, ``fresh``, ``progress``, ``verbose``); certify gets
-        :func:`~lpsched.sweeps.engine.solver_threads` threads.
+        Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``, ...);
+        certify gets :func:`~lpsched.sweeps.workers.solver_threads` threads.
 
     Returns
     -------

@@ -67,8 +67,10 @@ from ...instance import Instance
 from ...policies.registry import PluginError, parse_policy, run_policy
 from ...solvers.options import check_time_limit
 from ...solvers.result import LPTooLargeError, Result
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import counts, markdown_table, mean_max, write_report
+from ...sweeps.checks import RowRules
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.tables import counts, markdown_table, mean_max, reproduction_run, write_report
+from ...sweeps.workers import solver_threads
 from .choices import check_choices, check_policies
 
 __all__ = [
@@ -209,6 +211,7 @@ def time_limits_by_size(
     return out
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -261,7 +264,7 @@ def run(
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``). certify and HiGHS get
-        :func:`~lpsched.sweeps.engine.solver_threads` threads, so that threads times
+        :func:`~lpsched.sweeps.workers.solver_threads` threads, so that threads times
         workers never exceed the cores.
 
     Returns
@@ -338,6 +341,7 @@ def run(
         },
         check=_check_row,
         check_task=_check_instance,
+        rules=RowRules(shared=INSTANCE_FIELDS),
     )
     table = certified_gap_table(run_sweep(sweep, out_dir, **engine), pols)
     return write_report(out_dir, NAME, table)
@@ -541,21 +545,15 @@ def check_status(v: Mapping[str, Any]) -> str | None:
 def _check_instance(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
     """The rows of one instance read back (in the order of the run's policies, None when
     absent) must be all there (they come from one certify run: a part would be joined to
-    another run's, so a rerun with a policy added computes the instance again, whole) and
-    agree on :data:`INSTANCE_FIELDS`; the best TEL must be at most certify's and the
+    another run's, so a rerun with a policy added computes the instance again, whole; that
+    they agree on :data:`INSTANCE_FIELDS` is the sweep's :class:`~lpsched.sweeps.checks.RowRules`);
+    the best TEL must be at most certify's and the
     policies', and equal to the TEL of its method when that is certify's or a row's policy
     (a policy of an earlier run, left out of this one, may hold it)."""
     if any(r is None for r in rows):
         return "only some of the instance's rows are in the file (they come from one certify run)"
     full = [r for r in rows if r is not None]
     first = full[0]
-    for r in full[1:]:
-        differ = [c for c in INSTANCE_FIELDS if r[c] != first[c]]
-        if differ:
-            return (
-                f"the rows of {first['workload']} n = {first['n']} seed {first['seed']} differ "
-                f"in {', '.join(differ)} (policies {first['policy']} and {r['policy']})"
-            )
     tels = {r["policy"]: r["tel"] for r in full if r["tel"] is not None}
     best, by = first["best_tel"], first["best_method"]
     least = min([first["certify_tel"], *tels.values()])

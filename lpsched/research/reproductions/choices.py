@@ -1,5 +1,5 @@
-"""A study's choices (its workloads or families, its policies and their options), checked
-before any row is computed.
+"""A study's choices (its workloads or families, its policies and their options, the sizes of
+its exact models), checked before any row is computed.
 
 Source: ours. A name outside the study's list is a mistake on the command line, not a failure
 of the study: the command line reports :class:`StudyChoiceError` as a usage error (exit 2).
@@ -7,12 +7,15 @@ of the study: the command line reports :class:`StudyChoiceError` as a usage erro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ...instance import Instance
 from ...policies.registry import check_policy_options, parse_policy
+from ...solvers.options import LP_MAX_NONZEROS, RAISE_LIMIT, refuse_if_surely_too_large
+from ...solvers.result import LPTooLargeError
 
-__all__ = ["StudyChoiceError", "check_choices", "check_policies"]
+__all__ = ["StudyChoiceError", "check_choices", "check_policies", "check_model_sizes"]
 
 
 class StudyChoiceError(KeyError):
@@ -84,3 +87,54 @@ def check_policies(
     options = dict(policy_options or {})
     check_policy_options(pols, options, reserved)
     return pols, options
+
+
+def check_model_sizes(
+    study: str,
+    instances: Iterable[tuple[int, str, Callable[[], Instance]]],
+    max_nonzeros: int = LP_MAX_NONZEROS,
+) -> None:
+    """Refuse a study whose time-indexed model (the exact MIP, the LP bound) is surely above
+    the size limit for one of its instances, before any instance is solved.
+
+    Two steps, so that a size such as ``n = 10**8`` is refused without drawing it: every model
+    has at least ``2 n`` non-zeros (each request one start and one memory row), checked on
+    ``n`` alone; then each instance is drawn (cheap below that size) and checked with
+    :func:`~lpsched.solvers.options.refuse_if_surely_too_large` (its smallest possible
+    horizon).
+
+    Parameters
+    ----------
+    study : str
+        The reproduction's name, for the message.
+    instances : iterable of (int, str, callable)
+        ``(n, label, make)`` per instance of the study: its number of requests, what names it
+        (``"paper-scaled seed 0"``) and a function drawing it.
+    max_nonzeros : int, default LP_MAX_NONZEROS
+        The limit of the solves the study makes (constraint-matrix non-zeros).
+
+    Raises
+    ------
+    LPTooLargeError
+        The first instance surely too large, naming ``n``, the limit and the largest ``n`` the
+        first step lets through. Source: ours.
+    """
+    pending = list(instances)
+    largest = max_nonzeros // 2
+    for n, label, _ in pending:
+        if n > largest:
+            raise LPTooLargeError(
+                f"{study}: n = {n:,} ({label}) is refused before anything is built: its exact "
+                f"model needs at least 2n = {2 * n:,} non-zeros, above the limit of "
+                f"{max_nonzeros:,} (so n <= {largest:,}; the exact solves of this study "
+                "finish within their time limit up to about n = 60)"
+            )
+    for n, label, make in sorted(pending, key=lambda p: p[0]):
+        try:
+            refuse_if_surely_too_large(make(), max_nonzeros)
+        except LPTooLargeError as exc:
+            why = str(exc).replace(f" ({RAISE_LIMIT})", "")  # a study has no such option
+            raise LPTooLargeError(
+                f"{study}: n = {n:,} ({label}) is refused before any model is built: {why}; "
+                "the study keeps this limit, choose smaller sizes"
+            ) from None

@@ -14,8 +14,9 @@ from typing import Any
 
 from ...generators.families import FAMILIES, family_good_schedule, family_instance, family_tels
 from ...policies.registry import run_policy
+from ...sweeps.checks import RowRules
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep
-from ...sweeps.tables import markdown_table, write_report
+from ...sweeps.tables import markdown_table, report_path, reproduction_run, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "FAMILY_FIELDS", "family_sweep", "run"]
 
@@ -76,6 +77,7 @@ def family_sweep(
         _family_rows,
         types={"memory": int, "n": int, "tel": int, "good_tel": int, "ratio": finite_float},
         check=_check_row,
+        rules=RowRules(shared=("n", "good_tel")),
     )
     return run_sweep(sweep, out_dir, **engine)
 
@@ -131,6 +133,7 @@ def _family_table(rows: Sequence[Mapping[str, str]]) -> str:
     return markdown_table(out, ["family", "M", "n", *pols])
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -175,5 +178,5 @@ def run(
         from ...plotting.families import plot_families
         from ...plotting.style import save_figure
 
-        save_figure(plot_families(rows), out / "families.png")
+        save_figure(plot_families(rows), report_path(out, "families", ".png"))
     return text

@@ -49,9 +49,10 @@ from ...policies.registry import (
     parse_policy,
     run_policy,
 )
+from ...sweeps.checks import RowRules
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
 from ...sweeps.provenance import trace_identity
-from ...sweeps.tables import markdown_table, write_report
+from ...sweeps.tables import markdown_table, reproduction_run, write_report
 from ...timing import TimeModel, parse_time_model, to_seconds
 from ...timing.seconds import SECONDS_COLUMNS
 
@@ -249,6 +250,7 @@ def policy_comparison(
         },
         types=types,
         check=partial(_check_row, n=n),
+        rules=RowRules(order=[("mean_ttft_s", "mean_latency_s")] if model is not None else []),
     )
     return run_sweep(sweep, out_dir, **engine)
 
@@ -511,6 +513,7 @@ def shape_table(rows: Sequence[Mapping[str, str]]) -> str:
     )
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,

@@ -21,7 +21,7 @@ from ...generators.workloads import PAPER_WORKLOAD, generate
 from ...instance import Instance
 from ...policies.registry import run_policy
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
-from ...sweeps.tables import markdown_table, mean_by, write_report
+from ...sweeps.tables import markdown_table, mean_by, report_path, reproduction_run, write_report
 
 __all__ = ["NAME", "DESCRIPTION", "INTERVAL_SETTINGS", "INTERVAL_POLICIES", "run"]
 
@@ -68,6 +68,7 @@ _ROW_TYPES: dict[str, Callable[[str], Any]] = {
 }
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -156,7 +157,7 @@ def run(
         logx=True,
         hlines=hlines,
     )
-    save_figure(fig, out / "intervals.png", dpi=120)
+    save_figure(fig, report_path(out, "intervals", ".png"), dpi=120)
     return table
 
 

@@ -49,8 +49,10 @@ from ...generators.jaillet import (
 from ...instance import Instance
 from ...policies.registry import run_policy
 from ...solvers.options import check_time_limit
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import markdown_table, write_report
+from ...sweeps.checks import RowRules
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.tables import markdown_table, reproduction_run, write_report
+from ...sweeps.workers import solver_threads
 from .certified_gaps import certified_status, check_status, checked, method_outcomes
 from .choices import check_policies
 
@@ -153,6 +155,7 @@ def trial_instance(trial: int, size: str | int = DRAWN) -> Instance:
     return jaillet_synthetic(None if size == DRAWN else int(size), trial)
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -188,7 +191,7 @@ def run(
     **engine
         Options of :func:`~lpsched.sweeps.engine.run_sweep` (``workers``, ``scheduler``,
         ``strict``, ``fresh``, ``progress``, ``verbose``). The driver gets
-        :func:`~lpsched.sweeps.engine.solver_threads` threads.
+        :func:`~lpsched.sweeps.workers.solver_threads` threads.
 
     Returns
     -------
@@ -232,7 +235,8 @@ def run(
         _task_rows, threads=solver_threads(**engine), policies=tuple(pols), options=options
     )
     # positional: name, fields, key, tasks, compute, params, types, check, check_task
-    sweep = Sweep(NAME, FIELDS, KEY, tasks, compute, params, TYPES, _check_row, _check_task)
+    rules = RowRules(shared=TASK_FIELDS)
+    sweep = Sweep(NAME, FIELDS, KEY, tasks, compute, params, TYPES, _check_row, _check_task, rules)
     done = run_sweep(sweep, out_dir, **engine)
     text = summary_table(done, pols) + "\n\n## Per trial\n\n" + trial_table(done, pols)
     return write_report(out_dir, NAME, text)
@@ -305,18 +309,10 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
 
 
 def _check_task(rows: Sequence[Mapping[str, Any] | None]) -> str | None:
-    """The rows of one task read back must all be there (they come from one solve) and agree
-    on :data:`TASK_FIELDS`."""
+    """The rows of one task read back must all be there (they come from one solve); that they
+    agree on :data:`TASK_FIELDS` is the sweep's :class:`~lpsched.sweeps.checks.RowRules`."""
     if any(r is None for r in rows):
         return "only some of the task's rows are in the file (they come from one solve)"
-    full = [r for r in rows if r is not None]
-    for r in full[1:]:
-        differ = [c for c in TASK_FIELDS if r[c] != full[0][c]]
-        if differ:
-            return (
-                f"the rows of trial {r['trial']} ({r['convention']}) differ in "
-                f"{', '.join(differ)} (policies {full[0]['policy']} and {r['policy']})"
-            )
     return None
 
 

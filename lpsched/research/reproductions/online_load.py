@@ -34,9 +34,10 @@ from ...instance import Instance
 from ...io import read_trace_csv, require_files
 from ...policies.registry import run_policy
 from ...schedule import latency_stats
+from ...sweeps.checks import RowRules
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
 from ...sweeps.provenance import trace_identity
-from ...sweeps.tables import markdown_table, mean_by, write_report
+from ...sweeps.tables import markdown_table, mean_by, report_path, reproduction_run, write_report
 from ...timing import TimeModel, parse_time_model, round_loads, to_seconds
 
 __all__ = ["NAME", "DESCRIPTION", "ONLINE_POLICIES", "TRACE_FILE", "SECONDS_NAME", "run"]
@@ -130,6 +131,7 @@ def _online_instance(
     return inst, rate, 1000.0 * inst.metadata["round_s"]
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -253,6 +255,9 @@ def run(
         params=params,
         types={"n": int, **types, "runtime_s": seconds},
         check=check,
+        rules=RowRules(
+            order=() if model is None else _SECONDS_ORDER, not_applicable=["round_ms", "time_scale"]
+        ),
     )
     done = run_sweep(sweep, out, **engine)
     # matplotlib loads only when a figure is drawn: the command line starts fast
@@ -268,7 +273,7 @@ def run(
         else:
             table, figure = _seconds_table(sel, src, n, model), _seconds_figure(sel, src, model)
         parts.append(table)
-        save_figure(figure, out / f"{name}-{src}.png", dpi=120)
+        save_figure(figure, report_path(out, name, f"-{src}.png"), dpi=120)
     if note is not None:
         parts.append(f"Note: {note}.")
     return write_report(out, NAME, "\n\n".join(parts))
@@ -455,6 +460,14 @@ def _seconds_rows(
             "replans": sched.info.get("replans", "-"),
             "runtime_s": sched.info["runtime_s"],
         }
+
+
+#: The order of a seconds row's figures: a request's first token comes before its last, and
+#: every latency ends by the makespan (arrivals from 0 s).
+_SECONDS_ORDER = (
+    ("mean_ttft_s", "mean_latency_s", "makespan_s"),
+    ("p50_latency_s", "p90_latency_s", "p99_latency_s", "makespan_s"),
+)
 
 
 def _check_seconds_row(v: Mapping[str, Any]) -> str | None:

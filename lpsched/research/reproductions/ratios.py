@@ -41,8 +41,10 @@ from ...generators.small import (
     small_instance,
 )
 from ...policies.registry import options_for, parse_policy, run_policy
-from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds, solver_threads
-from ...sweeps.tables import markdown_table, write_report
+from ...sweeps.checks import RowRules
+from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
+from ...sweeps.tables import markdown_table, report_path, reproduction_run, write_report
+from ...sweeps.workers import solver_threads
 from ..adversarial import search_row
 from ..cache import OptimumCache
 from .choices import check_policies
@@ -209,6 +211,7 @@ def ratio_sweep(
         },
         types=types,
         check=_check_theorem_row if theorems else _check_row,
+        rules=RowRules(shared=("opt", "opt_status", "lower_bound", "lp_bound")),
     )
     return run_sweep(sweep, out_dir, **engine)
 
@@ -548,6 +551,7 @@ def _theorem_searches(
     ]
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
@@ -712,5 +716,5 @@ def run(
         from ...plotting.ratios import plot_ratio_distribution
         from ...plotting.style import save_figure
 
-        save_figure(plot_ratio_distribution(rows, worst=worst), out / "ratios.png")
+        save_figure(plot_ratio_distribution(rows, worst=worst), report_path(out, "ratios", ".png"))
     return text

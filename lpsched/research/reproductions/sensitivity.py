@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ...sweeps.tables import write_report
+from ...sweeps.tables import reproduction_run, write_report
 from .headline import HEADLINE_RATIOS, policy_comparison, ratio_table
 
 __all__ = ["NAME", "DESCRIPTION", "run"]
@@ -20,6 +20,7 @@ NAME = "sensitivity"
 DESCRIPTION = "the headline ratios against the conversation workload and the KV-cache budget M"
 
 
+@reproduction_run
 def run(
     out_dir: str | os.PathLike[str],
     *,
