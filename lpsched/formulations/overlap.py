@@ -250,14 +250,14 @@ def separate_conflict_cliques(
     x : ndarray, shape (ncol,)
         An LP solution of ``mat``.
     max_cuts : int, default 200
-        At most this many cuts, the most violated first (at most one per round).
+        Keep the cliques of this many rounds, those whose LP mass is largest.
     eps : float, default 1e-6
         LP values below this count as zero.
 
     Returns
     -------
     list of (cols, rhs)
-        Column indices (int32, coefficient 1) and the right-hand side 1 of each cut.
+        Per cut, the lifted clique's columns (int32) and 1.
 
     Notes
     -----

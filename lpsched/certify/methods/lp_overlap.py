@@ -49,8 +49,8 @@ def run(
     Raises
     ------
     LPTooLargeError
-        The model has more than ``options.max_nonzeros`` non-zeros (default
-        :data:`~lpsched.solvers.options.LP_MAX_NONZEROS`).
+        Above ``options.max_nonzeros`` (None:
+        :data:`~lpsched.solvers.options.LP_MAX_NONZEROS`), before anything is solved.
     KeyboardInterrupt
         Ctrl-C during an LP solve, after the values found were reported.
     """
