@@ -54,7 +54,12 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints"]
+exclude_patterns = [
+    "_build",
+    "jupyter_execute",
+    "**.ipynb_checkpoints",
+    "results/claims.md",  # included by results/index.md, not a page of its own
+]
 
 # -- API reference ---------------------------------------------------------------------------
 autosummary_generate = True
