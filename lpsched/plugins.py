@@ -313,9 +313,12 @@ class Registry(dict[str, T]):
         ``plugin(name, function, description, source)``: registers an entry point's object
         (the ``register`` of :func:`load_plugins`).
     extra : callable, optional
-        ``extra() -> iterable of entries``: entries read once per process, on the first look-up
-        of a name not registered or the first :meth:`names` (the shipped time profiles); none
-        replaces an entry registered before it.
+        ``extra() -> iterable of entries``: entries shipped with lpsched but read lazily, once
+        per process, on the first look-up of a name not registered, the first :meth:`names` or
+        the first registration (the shipped time profiles). Their names are reserved as the
+        built-in ones are: a plug-in of such a name is refused, whichever comes first, and so
+        is a look-up of the name while an installed entry point of the group claims it (ours:
+        one name, one model, so that a file recording the name means the same everywhere).
 
     Raises
     ------
@@ -362,15 +365,18 @@ class Registry(dict[str, T]):
         self.group = group
         #: Names of the built-in entries (never replaced).
         self.builtin: frozenset[str] = frozenset()
+        #: Names of the ``extra`` entries read so far (never replaced either).
+        self.shipped: frozenset[str] = frozenset()
         self._name_of = name_of
         self._check_name = check_name or self._default_check
         self._error = error
         self._taken, self._unknown = taken, unknown
-        self._plugin, self._extra = plugin, extra
+        self._plugin, self._extra = plugin, None
         pairs = entries.items() if isinstance(entries, Mapping) else ((None, e) for e in entries)
         for name, entry in pairs:
             self.register(entry, name=name)
         self.builtin = frozenset(self)
+        self._extra = extra  # after the built-ins: reading it stays lazy
 
     def _default_check(self, name: Any) -> None:
         """Refuse a name that is not letters, digits, ``-`` and ``_``."""
@@ -393,6 +399,9 @@ class Registry(dict[str, T]):
         self._check_name(name)
         if name in self.builtin:
             raise self._error(f"{self.kind} {name!r} is built in and cannot be registered again")
+        self._load_extra()
+        if name in self.shipped:
+            raise self._error(self._shipped_message(name))
         if name in self and not replace:
             raise self._error(self._taken.format(kind=self.kind, name=name))
         return name
@@ -454,7 +463,7 @@ class Registry(dict[str, T]):
             An unknown name: :meth:`missing`, which lists the registered names.
         PluginError
             A plug-in (a module of ``LPSCHED_PLUGINS`` or an entry point of this name) that
-            fails to load.
+            fails to load, or an installed entry point named like a shipped entry.
 
         Notes
         -----
@@ -466,6 +475,12 @@ class Registry(dict[str, T]):
                 self.load_plugins(name)
         if name not in self:
             raise KeyError(self.missing(name if shown is None else shown))
+        if name in self.shipped and self.group is not None:
+            for ep in (e for e in metadata.entry_points(group=self.group) if e.name == name):
+                raise PluginError(
+                    f"plug-in {self.kind} entry point '{ep.name} = {ep.value}' (group "
+                    f"{self.group}): {self._shipped_message(name)}"
+                )
         return self[name]
 
     def missing(self, name: Any) -> str:
@@ -503,13 +518,21 @@ class Registry(dict[str, T]):
 
     def _load_extra(self) -> None:
         """Register the ``extra`` entries, once per process (marked before they are read: a
-        failing read fails one look-up)."""
+        failing read fails one look-up); an entry registered before them under one of their
+        names is replaced (registering it was refused only if they had been read)."""
         key = f"extra:{self.kind}"
         if self._extra is None or key in _loaded:
             return
         _loaded.add(key)
-        for entry in self._extra():
-            self.setdefault(self._name_of(entry), entry)
+        entries = {self._name_of(entry): entry for entry in self._extra()}
+        self.shipped = self.shipped | frozenset(entries)
+        self.update(entries)
+
+    def _shipped_message(self, name: str) -> str:
+        return (
+            f"{self.kind} {name!r} is shipped with lpsched and cannot be registered again; "
+            "register yours under another name"
+        )
 
 
 def module_entries(

@@ -44,9 +44,11 @@ __all__ = [
 #: duration function ``function`` (as for :func:`register_time_model`) as the model ``NAME``.
 ENTRY_POINT_GROUP = "lpsched.time_models"
 #: Registered time models by name: the built-ins first, then the shipped profiles (read once,
-#: on the first look-up of a name not registered or the first listing; a profile never
-#: replaces a model registered before it: a plug-in of the same name wins, and the listing
-#: shows it) and the plug-ins as they are loaded.
+#: on the first look-up of a name not registered, the first listing or the first registration)
+#: and the plug-ins as they are loaded. The profiles' names are reserved as the built-ins' are:
+#: a plug-in named like one (an entry point or a ``register_time_model`` call) is refused with
+#: a PluginError or TimeModelError naming it, on every route (ours: a schedule file records the
+#: model by name, which must mean the same model everywhere).
 TIME_MODELS: Registry[TimeModel] = Registry(
     "time model",
     (UNIT, LINEAR),
@@ -146,8 +148,9 @@ def register_time_model(
     Raises
     ------
     TimeModelError
-        A malformed or already registered name (``replace=True``: a built-in name), a function
-        that does not take the three loads, or a default value that is not a finite number.
+        A malformed or already registered name (``replace=True``: a built-in name or a shipped
+        profile's, reserved), a function that does not take the three loads, or a default
+        value that is not a finite number; also the errors of reading the profiles file.
 
     Notes
     -----

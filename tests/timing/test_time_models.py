@@ -281,3 +281,25 @@ def test_a_profile_file_of_two(tmp_path):
     path.write_text(json.dumps({"profiles": [prof, prof]}))
     with pytest.raises(TimeModelError, match="'toy-gpu' given twice"):
         read_profiles(path)
+
+
+def test_a_plugin_named_like_a_shipped_profile_is_refused_everywhere(
+    clean_models, monkeypatch, tmp_path
+):
+    """A plug-in time model named like a shipped profile was listed by ``time-models`` (the
+    plug-ins loaded first) but not used by ``run`` (the profile found first). Now the name is
+    reserved: every route refuses the clash, naming the entry point."""
+    (tmp_path / "ep_clash.py").write_text(
+        "def mine(prefill_tokens, decoding, kv_tokens):\n    return 1.0\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _entry_points(monkeypatch, ("llama2-70b-a100x2", "ep_clash:mine"))
+    message = r"'llama2-70b-a100x2 = ep_clash:mine'.*is shipped with lpsched"
+    with pytest.raises(PluginError, match=message):  # run's route: a look-up by name
+        time_model("llama2-70b-a100x2")
+    with pytest.raises(PluginError, match=message):  # time-models' route: load them all
+        registry.load_time_model_plugins()
+    with pytest.raises(PluginError, match=message):  # and again: never silently the profile
+        parse_time_model("llama2-70b-a100x2")
+    with pytest.raises(TimeModelError, match="shipped with lpsched"):
+        register_time_model("llama2-70b-a100x2", lambda P, D, K: 1.0, replace=True)
