@@ -66,7 +66,7 @@ from .. import interrupts
 from ..policies.registry import import_plugins, plugin_modules
 from .checks import RowRules, non_finite
 from .provenance import PROVENANCE, RowProvenance
-from .tables import note_left_out
+from .tables import left_out_message, note_left_out
 from .workers import check_workers
 
 __all__ = [
@@ -636,18 +636,7 @@ def run_sweep(
             say(f"{path}: reused {reused} of {len(order)} row(s) already computed")
         outside = set(results.done) - set(order)
         if outside:
-            wanted = [set(k[j] for k in order) for j in range(len(results.key))]
-            extra = [
-                f"{col} {', '.join(sorted({k[j] for k in outside} - wanted[j]))}"
-                for j, col in enumerate(results.key)
-                if {k[j] for k in outside} - wanted[j]
-            ]
-            say(
-                f"{path}: {len(outside)} row(s) in the file belong to tasks outside this run ("
-                + ("; ".join(extra) or "other combinations")
-                + "); left out of this run's table and figures (named *.part.md, *.part.png "
-                "unless the run covers them elsewhere: the study's own files are kept)"
-            )
+            say(left_out_message(path, results.key, order, outside))
         note_left_out(path, order, outside)
         bar = tqdm(
             total=len(todo),

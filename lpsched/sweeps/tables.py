@@ -36,6 +36,7 @@ __all__ = [
     "report_path",
     "reproduction_run",
     "note_left_out",
+    "left_out_message",
     "PART",
 ]
 
@@ -87,6 +88,33 @@ def report_path(out_dir: str | os.PathLike[str], name: str, suffix: str) -> Path
     record = _LEFT_OUT.get() or {}
     part = any(out - seen for seen, out in record.values())
     return Path(out_dir) / f"{name}{PART if part else ''}{suffix}"
+
+
+def left_out_message(
+    path: str | os.PathLike[str],
+    key: Sequence[str],
+    order: Sequence[tuple[str, ...]],
+    outside: set[Any],
+) -> str:
+    """What a sweep says of the rows of its CSV ``path`` outside its tasks (``outside``, row
+    keys over the columns ``key``; the run's own keys are ``order``): the key values they
+    have and the run has not, that its report files are named ``NAME.part.*``
+    (:func:`report_path`), and the values a run over every row would take, in natural order
+    (``6, 8, 12``). Source: ours."""
+
+    def listed(values: set[Any]) -> str:
+        return ", ".join(sorted(map(str, values), key=lambda v: (len(v), v)))
+
+    parts = [({k[j] for k in outside}, {k[j] for k in order}, col) for j, col in enumerate(key)]
+    extra = "; ".join(f"{col} {listed(out - run)}" for out, run, col in parts if out - run)
+    every = "; ".join(f"{col} {listed(out | run)}" for out, run, col in parts if out - run)
+    return (
+        f"{path}: {len(outside)} row(s) in the file belong to tasks outside this run ("
+        + (extra or "other combinations")
+        + "); left out of this run's table and figures (named *.part.md, *.part.png "
+        "unless the run covers them elsewhere: the study's own files are kept)"
+        + (f"; a run over {every} writes the study's table with every row" if every else "")
+    )
 
 
 def markdown_table(

@@ -266,6 +266,11 @@ def test_left_out_rows_are_named_by_their_key_values(tmp_path):
     assert any(
         "4 row(s) in the file belong to tasks outside this run (x 0, 2)" in m for m in messages
     )
+    # and how to get the study's own table with every row, the new values included
+    run_sweep(_sweep(_tasks([1, 10])), tmp_path, progress=False, report=messages.append)
+    assert any(
+        "a run over x 0, 1, 2, 10 writes the study's table with every row" in m for m in messages
+    )
 
 
 def test_non_finite_values_and_failing_checks_reject_the_row(tmp_path):
