@@ -78,6 +78,7 @@ __all__ = [
     "generate",
     "from_traces",
     "check_size",
+    "MAX_REQUESTS",
     "check_fits",
 ]
 
@@ -355,11 +356,22 @@ def sample_lengths(
     return s, o, comp
 
 
+#: Most requests a generator draws (ours: 24 bytes a request in memory and about 20 in a
+#: file, so 10^7 is a few hundred MB, while n = 10^9 would fill a 24 GB machine).
+MAX_REQUESTS = 10_000_000
+
+
 def check_size(n: Any, memory: Any) -> None:
-    """Raise ``ValueError`` unless ``n`` (requests) and ``memory`` (tokens) are positive ints."""
+    """Raise ``ValueError`` unless ``n`` (requests) and ``memory`` (tokens) are positive ints,
+    ``n`` at most :data:`MAX_REQUESTS` (checked before anything is drawn). Source: ours."""
     for name, value in (("n", n), ("memory", memory)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if n > MAX_REQUESTS:
+        raise ValueError(
+            f"n = {n:,} requests is more than the {MAX_REQUESTS:,} lpsched generates (an "
+            "instance file of that size is a few hundred MB, and every policy holds it in memory)"
+        )
 
 
 def check_fits(s: np.ndarray, o: np.ndarray, memory: int, what: str) -> None:

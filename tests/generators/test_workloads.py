@@ -132,3 +132,30 @@ def test_mixture_with_a_repeated_name_is_refused(spec):
         parse_mixture(spec)
     with pytest.raises(ValueError, match="appears twice"):
         generate(spec, 5, 20000)
+
+
+@pytest.mark.parametrize("workload", ["paper-mix", "jaillet-synthetic", "scaled-mix"])
+def test_too_many_requests_are_refused_before_drawing(workload, tmp_path):
+    """``generate --workload jaillet-synthetic -n 1000000000`` drew until memory ran out; now
+    every generator refuses n above MAX_REQUESTS at once, naming the limit."""
+    from click.testing import CliRunner
+
+    from lpsched.cli import main
+    from lpsched.generators.workloads import MAX_REQUESTS
+
+    result = CliRunner().invoke(
+        main,
+        [
+            "generate",
+            "--workload",
+            workload,
+            "-n",
+            str(MAX_REQUESTS + 1),
+            "--memory",
+            "60000",
+            "-o",
+            str(tmp_path / "x.json"),
+        ],
+    )
+    assert result.exit_code != 0 and f"{MAX_REQUESTS:,}" in result.output
+    assert not (tmp_path / "x.json").exists()
