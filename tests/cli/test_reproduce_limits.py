@@ -40,12 +40,21 @@ def nothing_built(monkeypatch):
     monkeypatch.setattr(optimality_gaps, "lp_bound", no_solve)
 
 
+def test_a_size_above_the_model_limit_is_refused_before_drawing_it(nothing_built, tmp_path):
+    """The command line refuses n above what a generator draws (10,000,000); in Python the
+    study itself refuses n = 10**8 on n alone, before drawing it."""
+    from lpsched.solvers import LPTooLargeError
+
+    with pytest.raises(LPTooLargeError, match=r"n = 100,000,000 \(paper-scaled seed 0\) is"):
+        optimality_gaps.run(
+            tmp_path / "out", workloads=["paper-scaled"], sizes=[30, 10**8], seeds=[0], workers=1
+        )
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("size", "says"),
-    [
-        ("100000000", "n = 100,000,000 (paper-scaled seed 0) is refused before anything is built"),
-        ("1000", "n = 1,000 (paper-scaled seed 0) is refused before any model is built"),
-    ],
+    [("1000", "n = 1,000 (paper-scaled seed 0) is refused before any model is built")],
 )
 def test_a_size_too_large_is_refused_before_anything_is_built(nothing_built, tmp_path, size, says):
     t0 = time.perf_counter()
@@ -57,6 +66,17 @@ def test_a_size_too_large_is_refused_before_anything_is_built(nothing_built, tmp
     assert res.exit_code == 1, res.output
     assert says in res.stderr and "20,000,000" in res.stderr
     assert "--max-nonzeros" not in res.stderr  # reproduce has no such option
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "name", ["optimality-gaps", "certified-gaps", "jaillet-synthetic", "ratios", "algorithms"]
+)
+def test_sizes_beyond_what_a_generator_draws_are_refused_by_every_reproduction(tmp_path, name):
+    """certified-gaps and the others had no size check: ``--sizes 100000000`` started drawing."""
+    res = _reproduce(name, "--sizes", "30,100000000", "--out", str(tmp_path / "out"))
+    assert res.exit_code == 2, res.output
+    assert "--sizes" in res.output and "100,000,000 is more than 10,000,000" in res.output
     assert not (tmp_path / "out").exists()
 
 

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...generators.workloads import MAX_REQUESTS
 from ...instance import OptionError
 from ...policies.selection import parse_policy_list
 from ...timing.model import TimeModel
@@ -22,13 +23,14 @@ from .registry import REPRODUCTIONS, accepts
 __all__ = ["parse_integers", "parse_time_limits", "study_options", "taking"]
 
 
-def parse_integers(text: str, option: str, least: int) -> list[int]:
-    """The comma-separated integers ``>= least`` of ``text``, each once, in order.
+def parse_integers(text: str, option: str, least: int, most: int | None = None) -> list[int]:
+    """The comma-separated integers ``>= least`` (and ``<= most``, if given) of ``text``, each
+    once, in order.
 
     Raises
     ------
     lpsched.instance.OptionError
-        Naming ``option``: not integers, or one below ``least``.
+        Naming ``option``: not integers, or one outside ``least..most``.
     """
     try:
         values = [int(s) for s in text.split(",")]
@@ -36,6 +38,8 @@ def parse_integers(text: str, option: str, least: int) -> list[int]:
         values = []
     if not values or min(values) < least:
         raise OptionError(f"expected comma-separated integers >= {least}, got {text!r}", option)
+    if most is not None and max(values) > most:
+        raise OptionError(f"{max(values):,} is more than {most:,}, the most allowed", option)
     return list(dict.fromkeys(values))
 
 
@@ -150,7 +154,7 @@ def study_options(
         opts["seeds"] = parse_integers(seeds, "--seeds", 0)
     if sizes is not None:
         take("sizes", "has no sizes; drop --sizes")
-        opts["sizes"] = parse_integers(sizes, "--sizes", 1)
+        opts["sizes"] = parse_integers(sizes, "--sizes", 1, MAX_REQUESTS)  # the generators'
     if time_limits is not None:
         take("time_limits", "has no time limits; drop --time-limits")
         opts["time_limits"] = parse_time_limits(time_limits)
