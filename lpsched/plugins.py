@@ -272,6 +272,14 @@ def load_plugins(
         raise PluginError("\n".join(errors))
 
 
+def _reads_as_number(name: Any) -> bool:
+    try:
+        float(name)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 T = TypeVar("T")
 
 
@@ -390,13 +398,17 @@ class Registry(dict[str, T]):
         ------
         ValueError
             (the registry's ``error``; ``check_name``'s own for a malformed name) A malformed
-            name, a built-in one, or one already registered and ``replace`` False.
+            name, one that reads as a number (``inf``, ``nan``, ``1e3``: a results CSV would
+            read it as one), a built-in or shipped one, or one already registered and
+            ``replace`` False.
 
         Notes
         -----
         Source: ours.
         """
         self._check_name(name)
+        if _reads_as_number(name):  # "inf", "nan", "1e3": a results CSV would read a number
+            raise self._error(f"{self.kind} name must not read as a number, got {name!r}")
         if name in self.builtin:
             raise self._error(f"{self.kind} {name!r} is built in and cannot be registered again")
         self._load_extra()

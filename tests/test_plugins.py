@@ -493,3 +493,11 @@ def test_a_keyboard_interrupt_in_a_plugin_exits_130(tmp_path):
         assert res.returncode == 130, res.stderr
         assert "lpsched: interrupted" in res.stderr and "Aborted!" not in res.stderr
     assert not (tmp_path / "s.json").exists()
+
+
+@pytest.mark.parametrize("name", ["inf", "nan", "Infinity", "1e3", "7"])
+def test_a_name_that_reads_as_a_number_is_refused(name):
+    """A policy named "inf" would be read back from a results CSV as a number, and the row
+    refused as not finite; such names are refused when registered."""
+    with pytest.raises(ValueError, match="must not read as a number"):
+        registry.register_policy(name, lambda instance: list(range(instance.n)))
