@@ -42,6 +42,16 @@ def test_front_page_has_install_line_figure_and_maths():
     assert "*s_i*" not in text  # plain italics where maths belongs
 
 
+@pytest.mark.parametrize("page", ["model.md", "seconds.md", "schedules.md"])
+def test_guide_model_pages_write_their_symbols_as_maths(page):
+    """The model's paragraph, the formulas in seconds and the plot's description: ``$s_i$``,
+    not the italics ``*s_i*`` that showed as plain text."""
+    text = (DOCS / "guide" / page).read_text(encoding="utf-8")
+    head = text[: text.index("\n## ", text.index("\n## ") + 1)] if page != "schedules.md" else text
+    assert not re.findall(r"\*(?:[a-zA-Z]_[a-zA-Z]|M\*|m\(t\)|tau\(|alpha_)", head), page
+    assert "$" in head
+
+
 @pytest.mark.parametrize("page", RESULT_PAGES, ids=lambda p: p.stem)
 def test_every_results_page_shows_a_figure_that_exists(page):
     found = [a or b for a, b in FIGURE.findall(page.read_text(encoding="utf-8"))]
