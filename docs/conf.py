@@ -27,6 +27,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(DOCS / "_ext"))  # lpsched_docs: readable API values, tables that scroll
 
 import lpsched  # noqa: E402
 
@@ -49,6 +50,7 @@ extensions = [
     "numpydoc",
     "myst_nb",
     "sphinx_click",  # the command-line page, from lpsched.cli's click commands
+    "lpsched_docs",  # docs/_ext: registries by their names in the API pages; no squeezed tables
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
@@ -143,7 +145,8 @@ os.environ["JUPYTER_PATH"] = os.pathsep.join(
 # -- HTML ------------------------------------------------------------------------------------
 html_theme = "furo"
 html_title = f"lpsched {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["lpsched.css"]  # tables that scroll, the front page's cards
 
 
 def _copy_notebooks() -> None:

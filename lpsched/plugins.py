@@ -447,6 +447,12 @@ class Registry(dict[str, T]):
         self[self.check_new(self._name_of(entry) if name is None else name, replace)] = entry
         return entry
 
+    def __repr__(self) -> str:
+        """``Registry('KIND', [NAMES])``: the kind and the names registered so far, in order
+        (the entries themselves are functions and records whose reprs say little; nothing is
+        loaded to write it). Source: ours."""
+        return f"Registry({self.kind!r}, {list(self)!r})"
+
     def names(self) -> list[str]:
         """The registered names in registry order, the ``extra`` entries loaded first (their
         errors propagate). Source: ours."""
