@@ -17,7 +17,10 @@ from lpsched.solvers.solve import SOLVERS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-RESULT_PAGES = sorted(p for p in (DOCS / "results").glob("*.md") if p.name != "index.md")
+#: The results pages; index.md is the overview, claims.md the claims table it includes.
+RESULT_PAGES = sorted(
+    p for p in (DOCS / "results").glob("*.md") if p.name not in ("index.md", "claims.md")
+)
 #: A Markdown image or a MyST figure directive naming a figure file.
 FIGURE = re.compile(r"!\[[^\]]*\]\(([^)\s]+\.(?:png|svg))\)|```\{figure\}\s+(\S+)")
 
