@@ -102,8 +102,14 @@ def left_out_message(
     (:func:`report_path`), and the values a run over every row would take, in natural order
     (``6, 8, 12``). Source: ours."""
 
+    def natural(value: str) -> tuple[int, float, str]:
+        try:
+            return (0, float(value), value)
+        except ValueError:
+            return (1, 0.0, value)
+
     def listed(values: set[Any]) -> str:
-        return ", ".join(sorted(map(str, values), key=lambda v: (len(v), v)))
+        return ", ".join(sorted(map(str, values), key=natural))
 
     parts = [({k[j] for k in outside}, {k[j] for k in order}, col) for j, col in enumerate(key)]
     extra = "; ".join(f"{col} {listed(out - run)}" for out, run, col in parts if out - run)
