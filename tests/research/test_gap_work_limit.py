@@ -21,7 +21,7 @@ def _rows(path):
 
 
 def test_the_default_is_a_work_limit_with_a_time_limit_behind_it():
-    assert og.DEFAULT_WORK_LIMIT == 10_000 and og.DEFAULT_TIME_LIMIT == 600.0
+    assert og.DEFAULT_WORK_LIMIT == 10_000 and og.DEFAULT_TIME_LIMIT == 1800.0
     defaults = og.run.__wrapped__.__kwdefaults__
     assert defaults["work_limit"] == og.DEFAULT_WORK_LIMIT
     assert defaults["time_limit"] == og.DEFAULT_TIME_LIMIT
@@ -31,7 +31,7 @@ def test_rows_say_which_limit_stopped_each_solve_and_the_limit_is_a_parameter(tm
     table = og.run(tmp_path, work_limit=1, **SMALL)
     rows = _rows(tmp_path)
     assert {(r["status"], r["stopped_by"]) for r in rows} == {("work-limit", "work limit")}
-    assert rows[0]["params"] == '{"time_limit":600.0,"work_limit":1.0}'
+    assert rows[0]["params"] == '{"time_limit":1800.0,"work_limit":1.0}'
     assert "0/1 (1 work limit)" in table
     again = og.run(tmp_path, **SMALL)  # the default work limit: computed anew, proven
     assert "1/1" in again and "work limit)" not in again
@@ -40,7 +40,7 @@ def test_rows_say_which_limit_stopped_each_solve_and_the_limit_is_a_parameter(tm
     assert {(r["status"], r["stopped_by"]) for r in fresh} == {("optimal", "optimal")}
     wall = og.run(tmp_path / "wall", work_limit=None, **SMALL)
     assert "1/1" in wall
-    assert _rows(tmp_path / "wall")[0]["params"] == '{"time_limit":600.0,"work_limit":null}'
+    assert _rows(tmp_path / "wall")[0]["params"] == '{"time_limit":1800.0,"work_limit":null}'
 
 
 def test_a_row_whose_stopped_by_contradicts_its_status_is_refused(tmp_path):
@@ -65,3 +65,20 @@ def test_reproduce_takes_work_limit_where_a_study_has_one(tmp_path):
     )
     assert r.exit_code == 0, r.output
     assert {row["stopped_by"] for row in _rows(tmp_path)} == {"work limit"}
+
+
+def test_certify_based_rows_say_what_ended_certify(tmp_path):
+    """certified-gaps and jaillet-synthetic have no work limit (certify's methods run on shares
+    of a wall-time limit): each row says whether certify proved its instance or the time limit
+    ended it, so a reader sees which rows depend on the machine's load."""
+    from lpsched.research.reproductions import certified_gaps as cg
+    from lpsched.research.reproductions import jaillet_synthetic as js
+
+    cg.run(tmp_path, sizes=[5], seeds=[0], workloads=["scaled-mix"], time_limits=5, progress=False)
+    with (tmp_path / "certified-gaps.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["stopped_by"] for r in rows} == {"optimal"}  # n = 5: proven at once
+    js.run(tmp_path, trials=1, sizes=[4], time_limit=1.0, progress=False)
+    with (tmp_path / "jaillet-synthetic.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and {r["stopped_by"] for r in rows} <= {"optimal", "time limit"}

@@ -58,7 +58,7 @@ def test_policies_give_the_columns_and_options_the_parameters(own_policy, tmp_pa
     header = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
     assert header[5:-1] == [own_policy.name, "mcsf"]
     rows = list(csv.DictReader((tmp_path / "optimality-gaps.csv").open()))
-    assert rows[0]["params"] == '{"time_limit":600.0,"work_limit":10000.0}'
+    assert rows[0]["params"] == '{"time_limit":1800.0,"work_limit":10000.0}'
     inst = EXACT_WORKLOADS["scaled-mix"](5, 0, 50)
     assert int(rows[0]["tel"]) == own_policy.tel(inst)
     optimality_gaps(
@@ -66,7 +66,7 @@ def test_policies_give_the_columns_and_options_the_parameters(own_policy, tmp_pa
     )
     (row,) = csv.DictReader((tmp_path / "a" / "optimality-gaps.csv").open())
     assert row["params"] == (
-        '{"policy_options":{"alpha":2.0},"time_limit":600.0,"work_limit":10000.0}'
+        '{"policy_options":{"alpha":2.0},"time_limit":1800.0,"work_limit":10000.0}'
     )
     assert int(row["tel"]) == own_policy.tel(inst, 2.0)
     with pytest.raises(PolicySelectionError, match="option 'alpha' is declared by none"):
