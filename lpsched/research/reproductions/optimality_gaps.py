@@ -192,18 +192,17 @@ def run(
             for t in tasks
         ),
     )
+    # one HiGHS thread under a work limit: its search differs with its thread count
+    threads = 1 if work is not None else solver_threads(**engine)
+    compute = partial(
+        _instance_rows, time_limit=time_limit, work_limit=work, threads=threads, options=options
+    )
     sweep = Sweep(
         NAME,
         FIELDS,
         ["workload", "n", "seed", "policy"],
         tasks,
-        partial(
-            _instance_rows,
-            time_limit=time_limit,
-            work_limit=work,
-            threads=1 if work is not None else solver_threads(**engine),
-            options=options,
-        ),
+        compute,
         params=params,
         types={
             "n": int,
