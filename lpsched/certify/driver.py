@@ -66,7 +66,13 @@ AUTO = "auto"
 LOCAL_SEARCH_SECONDS = 5.0
 #: How an explicit plan's method may end (``info["status"]`` of its facts), kept as the status.
 _ENDINGS = {
-    s.value: s for s in (SolveStatus.TIME_LIMIT, SolveStatus.FEASIBLE, SolveStatus.INFEASIBLE)
+    s.value: s
+    for s in (
+        SolveStatus.TIME_LIMIT,
+        SolveStatus.WORK_LIMIT,
+        SolveStatus.FEASIBLE,
+        SolveStatus.INFEASIBLE,
+    )
 }
 
 
@@ -233,9 +239,10 @@ def solve(
         A tuple of names of :data:`~lpsched.certify.methods.METHODS`: those methods in order,
         each with an even share of the time left; a failure is raised.
     params : SolveOptions, optional
-        ``time_limit`` (seconds for the whole call, None: each method to its end), ``threads``,
-        ``mip_gap``, ``seed``, ``max_nonzeros``, ``local_search`` (moves of the opening local
-        search) and ``method_options`` (keyword options per method, e.g. ``{"mip": {"solver":
+        ``time_limit`` (seconds for the whole call, None: each method to its end),
+        ``work_limit`` (the MIP methods' deterministic work), ``threads``, ``mip_gap``,
+        ``seed``, ``max_nonzeros``, ``local_search`` (moves of the opening local search) and
+        ``method_options`` (keyword options per method, e.g. ``{"mip": {"solver":
         "cpsat"}}``). Default: ``SolveOptions()``.
     observer : Observer, optional
         Receives the stage (``heuristic``, then the method running, then the status), the
@@ -250,15 +257,17 @@ def solve(
     -------
     Result
         ``status``: ``optimal`` when the bound meets the TEL; ``interrupted`` on Ctrl-C; with an
-        explicit plan ``error``, ``time-limit``, ``feasible`` or ``infeasible`` as its last
-        method ended, or ``bound`` for a plan of lower-side methods (the bound alone, no
+        explicit plan ``error``, ``time-limit``, ``work-limit``, ``feasible`` or ``infeasible``
+        as its last method ended, or ``bound`` for a plan of lower-side methods (the bound alone, no
         schedule); ``gap`` otherwise. ``bound_method`` and
         ``upper_method`` name the method behind each side; without any bound from the plan's
         methods, the bound is the combinatorial one of the opening. ``info``: ``methods`` (the
         outcome of each), ``plan`` (the size class of the automatic plan, or the methods
         given), ``interrupted``,
-        ``time_shift``, ``rejected`` (schedules and bounds refused: a method's bug), and the
-        facts each method returned (model size, ``solver``, ...).
+        ``time_shift``, ``rejected`` (schedules and bounds refused: a method's bug),
+        ``stopped_by`` (``time limit`` for a gap the automatic plan left under a time limit:
+        its methods ran on shares of it; :attr:`Result.stopped_by`), and the facts each
+        method returned (model size, ``solver``, ...).
 
     Raises
     ------
@@ -332,6 +341,8 @@ def solve(
     result = _result(
         original, shift, tracker, floor, info, explicit=explicit, bound_only=bound_only
     )
+    if not explicit and params.time_limit is not None and result.status is SolveStatus.GAP:
+        result.info["stopped_by"] = "time limit"  # the plan's methods ran on shares of it
     display.set_stage(str(result.status))
     display.update(incumbent=result.objective, bound=result.bound)
     return result
@@ -346,7 +357,11 @@ def _upper_bound(
     info["incumbent"] = "heuristic"
     if params.local_search > 0:
         limit = params.time_limit
-        budget = LOCAL_SEARCH_SECONDS if limit is None else min(LOCAL_SEARCH_SECONDS, limit / 4)
+        budget: float | None = (
+            LOCAL_SEARCH_SECONDS if limit is None else min(LOCAL_SEARCH_SECONDS, limit / 4)
+        )
+        if params.work_limit is not None:  # its moves are its work limit, a quarter the net
+            budget = None if limit is None else limit / 4
         better = improve_schedule(inst, first, params.local_search, time_limit=budget)
         tracker.offer_schedule("local-search", better)
 

@@ -84,6 +84,7 @@ def solve_exact(
     schedule: Schedule | None = None,
     verbose: bool = False,
     progress: Observer | None = None,
+    work_limit: float | None = None,
 ) -> Result:
     """Solve the time-indexed MIP of SPEC section 3: the optimal TEL, or a bound and a gap
     (``lpsched exact``; the plan ``("mip",)`` of :func:`lpsched.certify.solve`).
@@ -98,6 +99,8 @@ def solve_exact(
     time_limit : float or None, default 60
         Seconds for the whole call, None for no limit: the local search gets at most a
         quarter of it (and at most 5 s), the model build and the solver what is left.
+        With ``work_limit`` a safety net (the local search then stops at its moves or at a
+        quarter of it).
     mip_gap : float, default 0.0
         Relative gap in ``[0, 1]`` at which to stop; 0: until optimality is proven.
     warm_start : bool, default True
@@ -117,15 +120,22 @@ def solve_exact(
     progress : Observer, optional
         Receives the stages, the heuristic's TEL, the combinatorial bound and the solver's
         incumbents, bounds and log; the caller starts and closes it.
+    work_limit : float, optional
+        The solver's deterministic work (:class:`~lpsched.solvers.options.SolveOptions`:
+        HiGHS' branch-and-bound nodes, a whole number; CP-SAT's deterministic seconds): a
+        result that does not change with the machine's load, status ``work-limit`` when it
+        stops the solve. None: none.
 
     Returns
     -------
     Result
-        ``status`` ``optimal`` only when proven; ``interrupted`` on Ctrl-C, with the best
-        checked schedule so far (None when the list policies had not finished) and the best
-        proven bound (the combinatorial one before the solver gave one). ``info`` has
-        ``solver``, ``build_s``, ``solve_s``, ``T1``, ``T2``, ``heuristic_tel``, the model
-        size and ``incumbent`` (``"solver"`` or ``"heuristic"``).
+        ``status`` ``optimal`` only when proven; ``work-limit`` or ``time-limit`` as the limit
+        that stopped it (:attr:`~lpsched.solvers.result.Result.stopped_by`); ``interrupted``
+        on Ctrl-C, with the best checked schedule so far (None when the list policies had not
+        finished) and the best proven bound (the combinatorial one before the solver gave
+        one). ``info`` has ``solver``, ``build_s``, ``solve_s``, ``T1``, ``T2``,
+        ``heuristic_tel``, the model size and ``incumbent`` (``"solver"`` or
+        ``"heuristic"``).
 
     Raises
     ------
@@ -134,14 +144,23 @@ def solve_exact(
     LPTooLargeError
         The model would exceed ``max_nonzeros`` non-zeros.
     ValueError
-        Unknown solver or backend; ``time_limit``, ``mip_gap`` or ``threads`` out of range.
+        Unknown solver or backend; ``time_limit``, ``work_limit``, ``mip_gap`` or ``threads``
+        out of range (:func:`~lpsched.solvers.solve.check_mip_options`).
 
     Notes
     -----
     Source: SPEC section 3 (the hindsight IP of Jaillet et al., arXiv 2502.07115).
     """
     max_nonzeros, time_limit, mip_gap, threads = check_mip_options(
-        solver, backend, cover_cuts, max_nonzeros, time_limit, mip_gap, threads, overlap_cuts
+        solver,
+        backend,
+        cover_cuts,
+        max_nonzeros,
+        time_limit,
+        mip_gap,
+        threads,
+        overlap_cuts,
+        work_limit,
     )
     if progress is None and verbose:
         with Progress("lines", log=True, label=f"exact {solver}") as own:
@@ -149,7 +168,7 @@ def solve_exact(
                 instance, solver, time_limit, mip_gap, warm_start, horizon=horizon,
                 windows=windows, aggregate=aggregate, backend=backend, threads=threads,
                 local_search=local_search, cover_cuts=cover_cuts, overlap_cuts=overlap_cuts,
-                max_nonzeros=max_nonzeros, schedule=schedule, progress=own,
+                max_nonzeros=max_nonzeros, schedule=schedule, progress=own, work_limit=work_limit,
             )  # fmt: skip
     refuse_if_surely_too_large(shift_arrivals(instance)[0], max_nonzeros)
     mip = {
@@ -169,6 +188,7 @@ def solve_exact(
         max_nonzeros=max_nonzeros,
         local_search=local_search,
         method_options={"mip": mip},
+        work_limit=work_limit,
     )
     return solve(instance, ("mip",), params, progress, start=schedule)
 

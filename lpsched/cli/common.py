@@ -292,6 +292,19 @@ def time_limit_option(help: str):
     )
 
 
+def work_limit_option(help: str):
+    """``--work-limit``: the solver's deterministic work, a number > 0, default none
+    (``exact``, ``reproduce``; :class:`lpsched.solvers.options.SolveOptions`)."""
+    return click.option(
+        "--work-limit",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="WORK",
+        callback=finite,
+        help=help,
+    )
+
+
 def max_nonzeros_option(default: str):
     """``--max-nonzeros N``: the model-size limit (``lpsched.solvers.solve``, README "Limits")."""
     return click.option(

@@ -24,6 +24,7 @@ from .common import (
     interrupted,
     policy_options,
     solver_chatter_to_stderr,
+    work_limit_option,
 )
 
 
@@ -54,6 +55,11 @@ from .common import (
     callback=finite,
     help=f"Solver seconds of every solve, for the reproductions with one limit "
     f"({taking('time_limit')}) [default: the study's].",
+)
+@work_limit_option(
+    f"Deterministic work of every solve ({taking('work_limit')}: HiGHS' branch-and-bound "
+    "nodes), so that the table does not change with the machine's load; --time-limit stays a "
+    "safety net and each row's stopped_by says which ended it [default: the study's]."
 )
 @click.option(
     "--trials",

@@ -12,7 +12,7 @@ from ..certify import best_bound, bound_choices, export_model, solve_exact
 from ..certify import certify as run_certify
 from ..formulations.horizon import horizon_line
 from ..instance import InstanceError
-from ..solvers.options import MAX_THREADS
+from ..solvers.options import MAX_THREADS, check_work_limit
 from ..solvers.result import Result, SolveStatus
 from ..solvers.solve import EXPORT_BACKENDS, EXPORT_FORMATS, SOLVERS
 from .common import (
@@ -31,6 +31,7 @@ from .common import (
     solver_chatter_to_stderr,
     time_limit_option,
     verbose_option,
+    work_limit_option,
 )
 
 
@@ -49,23 +50,41 @@ from .common import (
     callback=finite,
     help="Relative gap at which to stop (0: prove optimality).",
 )
+@work_limit_option(
+    "Deterministic work of the solver, the same result on a busy machine as on an idle one: "
+    "HiGHS' branch-and-bound nodes (a whole number), CP-SAT's deterministic seconds; the "
+    "time limit stays a safety net (status 'work-limit' or 'time-limit' says which stopped "
+    "it) [default: none]."
+)
 @best_schedule_option
 @json_option()
 @max_nonzeros_option("20,000,000; 2,000,000 for the pyomo backend")
 @verbose_option
 @bad_input
-def exact(instance, solver, time_limit, mip_gap, output, as_json, max_nonzeros, verbose) -> None:
+def exact(
+    instance, solver, time_limit, work_limit, mip_gap, output, as_json, max_nonzeros, verbose
+) -> None:
     """Solve INSTANCE exactly (time-indexed MIP, SPEC section 3): optimal TEL, or bound and gap.
 
     Ctrl-C or SIGTERM stops the solver: the best schedule and bound so far are printed (and
     written with -o) with status 'interrupted', exit code 130. Status 'error' exits with 1.
     """
+    try:
+        check_work_limit(work_limit, solver)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--work-limit'") from None
     check_output(output, instance)
     res = solve_and_report(
         instance,
         "exact",
         lambda inst, progress: solve_exact(
-            inst, solver, time_limit, mip_gap, max_nonzeros=max_nonzeros, progress=progress
+            inst,
+            solver,
+            time_limit,
+            mip_gap,
+            max_nonzeros=max_nonzeros,
+            progress=progress,
+            work_limit=work_limit,
         ),
         output=output,
         as_json=as_json,

@@ -1,10 +1,11 @@
 """Solver options, checked once, and the model-size limits (SPEC section 3).
 
 :class:`SolveOptions` holds what every solver call takes (time limit, threads, MIP gap, seed,
-size limit) and checks it when it is made: ``time_limit`` None or a finite number of seconds
-``> 0``, ``mip_gap`` a finite number in ``[0, 1]``, ``threads`` None or a positive integer,
-``max_nonzeros`` None or a positive integer (:class:`ValueError` naming the option and its
-range). The ``check_*`` functions are the same checks one option at a time.
+size limit, work limit) and checks it when it is made: ``time_limit`` None or a finite number
+of seconds ``> 0``, ``work_limit`` None or a finite number ``> 0``, ``mip_gap`` a finite
+number in ``[0, 1]``, ``threads`` None or a positive integer, ``max_nonzeros`` None or a
+positive integer (:class:`ValueError` naming the option and its range). The ``check_*``
+functions are the same checks one option at a time.
 
 Model-size limits (named once here). A model
 above its limit is refused before any memory is spent on it, with
@@ -67,6 +68,7 @@ __all__ = [
     "RAISE_LIMIT",
     "check_max_nonzeros",
     "check_time_limit",
+    "check_work_limit",
     "check_mip_gap",
     "check_threads",
     "MAX_THREADS",
@@ -161,6 +163,29 @@ def check_time_limit(value: float | None, name: str = "time_limit") -> float | N
         raise ValueError(
             f"{name} must be None (no limit) or a finite number of seconds > 0, got {value!r}"
         )
+    return float(value)
+
+
+def check_work_limit(value: float | None, solver: str | None = None) -> float | None:
+    """A work limit as given: None (no limit) or a finite number ``> 0`` of the solver's
+    deterministic work units (see :class:`SolveOptions`), a whole number for
+    ``solver="highs"`` (branch-and-bound nodes).
+
+    Raises
+    ------
+    ValueError
+        Naming the option and its valid values, for anything else (0, a negative number,
+        NaN, infinity, a string, a boolean, a fraction of a node). Source: ours.
+    """
+    if value is None:
+        return None
+    if not _finite(value) or value <= 0:
+        raise ValueError(
+            "work_limit must be None (no limit) or a finite number > 0 (HiGHS: branch-and-bound "
+            f"nodes; CP-SAT: deterministic seconds), got {value!r}"
+        )
+    if solver == "highs" and not float(value).is_integer():
+        raise ValueError(f"work_limit for HiGHS is a whole number of nodes, got {value!r}")
     return float(value)
 
 
@@ -335,6 +360,14 @@ class SolveOptions:
     method_options : dict, default {}
         Keyword options per method of the driver's plan, by method name (``{"mip":
         {"solver": "cpsat"}}``); each method says which it takes.
+    work_limit : float or None
+        Deterministic work of the MIP methods (``mip``, ``mip-overlap``; so
+        :func:`lpsched.solve_exact`), the same on a busy machine as on an idle one: HiGHS'
+        branch-and-bound nodes (``mip_max_nodes``, a whole number), CP-SAT's deterministic
+        seconds (``max_deterministic_time``; deterministic with ``threads=1`` only). A solve
+        it stops has status ``work-limit``. ``time_limit`` stays a safety net; with a work
+        limit the driver's opening local search is stopped by its moves, not at 5 s. None:
+        no work limit.
 
     Raises
     ------
@@ -350,9 +383,11 @@ class SolveOptions:
     max_nonzeros: int | None = None
     local_search: int = 0
     method_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    work_limit: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "time_limit", check_time_limit(self.time_limit))
+        object.__setattr__(self, "work_limit", check_work_limit(self.work_limit))
         object.__setattr__(self, "threads", check_threads(self.threads))
         object.__setattr__(self, "mip_gap", check_mip_gap(self.mip_gap))
         if (

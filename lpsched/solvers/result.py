@@ -29,6 +29,7 @@ from ..schedule import Schedule
 
 __all__ = [
     "SolveStatus",
+    "STOPPED_BY",
     "LPTooLargeError",
     "Event",
     "JSON_KEYS",
@@ -53,6 +54,8 @@ class SolveStatus(str, Enum):
     ``feasible``: a schedule without proof (a gap stop, a certify method).
     ``infeasible``: the model has no solution (cannot happen at a valid horizon).
     ``time-limit``: stopped by the time limit (objective and bound, if any, still reported).
+    ``work-limit``: stopped by the work limit (HiGHS' nodes, CP-SAT's deterministic time), the
+    same on a busy machine as on an idle one (objective and bound, if any, still reported).
     ``interrupted``: stopped by Ctrl-C or SIGTERM; the best schedule and bound found so far are
     reported.
     ``error``: the solver failed, or its answer did not pass the schedule check.
@@ -64,11 +67,22 @@ class SolveStatus(str, Enum):
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     TIME_LIMIT = "time-limit"
+    WORK_LIMIT = "work-limit"
     INTERRUPTED = "interrupted"
     ERROR = "error"
 
     def __str__(self) -> str:
         return self.value
+
+
+#: :attr:`Result.stopped_by` of the statuses that say what stopped the solve.
+STOPPED_BY = {
+    SolveStatus.OPTIMAL: "optimal",
+    SolveStatus.WORK_LIMIT: "work limit",
+    SolveStatus.TIME_LIMIT: "time limit",
+    SolveStatus.INTERRUPTED: "interrupted",
+    SolveStatus.ERROR: "error",
+}
 
 
 class LPTooLargeError(ValueError):
@@ -178,6 +192,16 @@ class Result:
     def method(self) -> str:
         """:attr:`bound_method` (the key ``method`` of ``lpsched bound --json``)."""
         return self.bound_method
+
+    @property
+    def stopped_by(self) -> str:
+        """What ended the solve, a reproduction's ``stopped_by`` column: ``optimal``, ``work
+        limit``, ``time limit``, ``interrupted``, ``error``, else ``info["stopped_by"]`` (the
+        driver's ``time limit`` for a gap left when its methods ran on shares of a wall-time
+        limit), else ``done`` (ended on its own without a proof: a MIP gap reached, a bound
+        alone). Only ``optimal`` and ``work limit`` are the same on a busy machine as on an
+        idle one."""
+        return STOPPED_BY.get(self.status) or str(self.info.get("stopped_by", "done"))
 
     @property
     def solver(self) -> str | None:
@@ -443,6 +467,9 @@ class Answer:
         Solver statistics (``nodes``, cut counts).
     build_s : float
         Seconds the back end spent building its own model before the run.
+    work_limit_reached : bool
+        That limit was the work limit (HiGHS' node limit, CP-SAT's deterministic time), not
+        the wall clock.
 
     Notes
     -----
@@ -458,6 +485,7 @@ class Answer:
     error: str | None = None
     status_text: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    work_limit_reached: bool = False
 
     @classmethod
     def without_run(
@@ -567,7 +595,7 @@ def exact_result(
         status = SolveStatus.OPTIMAL
         bound = float(objective)
     elif answer.limit_reached:
-        status = SolveStatus.TIME_LIMIT
+        status = SolveStatus.WORK_LIMIT if answer.work_limit_reached else SolveStatus.TIME_LIMIT
     elif objective is not None:  # stopped without proof, e.g. at the requested gap
         status = SolveStatus.FEASIBLE
     else:

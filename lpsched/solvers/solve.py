@@ -46,6 +46,7 @@ from .options import (
     check_size,
     check_threads,
     check_time_limit,
+    check_work_limit,
     refuse_if_surely_too_large,
     shift_arrivals,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "EXPORT_BACKENDS",
     "LP_OPTIONS",
+    "WORK_UNITS",
     "model_horizon",
     "check_mip_options",
     "check_export_options",
@@ -77,6 +79,8 @@ SOLVERS: Registry[Callable[..., Answer]] = Registry(
         "cpsat": cpsat.solve_mip,
     },
 )
+#: The back ends that take a work limit, and its unit (:class:`SolveOptions`).
+WORK_UNITS = {"highs": "branch-and-bound nodes", "cpsat": "deterministic seconds"}
 #: The options of the LP solves given none: no time limit, the default size limit.
 LP_OPTIONS = SolveOptions(time_limit=None)
 #: File formats and builders of :func:`write_model`.
@@ -130,6 +134,7 @@ def check_mip_options(
     mip_gap: float,
     threads: int | None,
     overlap_cuts: int = 0,
+    work_limit: float | None = None,
 ) -> tuple[int, float | None, float, int | None]:
     """Check the options of :func:`solve_time_indexed` before any work.
 
@@ -143,7 +148,9 @@ def check_mip_options(
     ------
     ValueError
         Unknown solver or backend, ``cover_cuts`` or ``overlap_cuts`` without HiGHS' matrix
-        build, an option out of range.
+        build, an option out of range; a ``work_limit`` (:func:`check_work_limit`) on another
+        back end than HiGHS' or CP-SAT's matrix build, or not a whole number of nodes for
+        HiGHS.
 
     Notes
     -----
@@ -160,6 +167,12 @@ def check_mip_options(
             raise ValueError(f"{name} must be a non-negative integer (rounds), got {rounds!r}")
         if rounds and (solver != "highs" or backend != "matrix"):
             raise ValueError(f"{name} needs solver='highs' and backend='matrix'")
+    if check_work_limit(work_limit, solver) is not None and (
+        solver not in WORK_UNITS or backend != "matrix"
+    ):
+        raise ValueError(
+            f"work_limit needs backend='matrix' and solver {' or '.join(map(repr, WORK_UNITS))}"
+        )
     limit = check_max_nonzeros(
         max_nonzeros, PYOMO_MAX_NONZEROS if backend == "pyomo" else LP_MAX_NONZEROS
     )
@@ -209,7 +222,9 @@ def solve_time_indexed(
         ``time_limit``: seconds for the build and the solve (default 60; None: no limit; a
         build cut short by the limit ends with ``time-limit`` and ``schedule``); ``mip_gap``:
         the relative gap in ``[0, 1]`` at which to stop (0: until optimality is proven);
-        ``threads``: solver threads (HiGHS threads, CP-SAT workers); ``max_nonzeros``: the
+        ``threads``: solver threads (HiGHS threads, CP-SAT workers); ``work_limit``: the
+        solver's deterministic work (HiGHS nodes, CP-SAT deterministic seconds; status
+        ``work-limit`` when it stops the solve); ``max_nonzeros``: the
         largest model to build (None: :data:`LP_MAX_NONZEROS`, or :data:`PYOMO_MAX_NONZEROS`
         with ``backend="pyomo"``). Default: ``SolveOptions()``.
     solver : str
@@ -268,6 +283,7 @@ def solve_time_indexed(
         opts.mip_gap,
         opts.threads,
         overlap_cuts,
+        opts.work_limit,
     )
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
@@ -312,9 +328,11 @@ def solve_time_indexed(
         if answer is None and left is not None and left <= 0:
             answer = Answer(None, None, limit_reached=True, status_text="time limit reached")
         if answer is None:
-            cuts = {"cover_cuts": cover_cuts} if cover_cuts else {}
+            cuts: dict[str, float] = {"cover_cuts": cover_cuts} if cover_cuts else {}
             if overlap_cuts:
                 cuts["overlap_cuts"] = overlap_cuts
+            if opts.work_limit is not None:  # a plug-in back end is never given one
+                cuts["work_limit"] = opts.work_limit
             report.set_stage("solve")
             answer = SOLVERS[solver](
                 mat,

@@ -65,7 +65,7 @@ from tqdm.auto import tqdm
 from .. import interrupts
 from ..policies.registry import import_plugins, plugin_modules
 from .checks import RowRules, non_finite
-from .provenance import PROVENANCE, RowProvenance
+from .provenance import PROVENANCE, RowProvenance, provenance
 from .tables import left_out_message, note_left_out
 from .workers import check_workers
 
@@ -237,11 +237,14 @@ def results_root() -> Path:
 def run_folder(
     name: str, params: Mapping[str, Any], root: str | os.PathLike[str] | None = None
 ) -> Path:
-    """A results folder keyed by a run's own parameters: ``root/NAME-HASH``.
+    """A results folder keyed by a run's own parameters and code: ``root/NAME-HASH``.
 
     Two runs with other parameters (a small and a full-size notebook run, say) get two
     folders, so their rows and figures never mix; the same parameters get the same folder, so
-    a rerun resumes. The parameters are written to ``params.json`` inside.
+    a rerun resumes. The code that computes the rows (the ``commit`` of their provenance) is
+    part of the key too: a sweep reuses rows of the same code only, and a folder of older code
+    may hold a CSV whose columns this code's sweep no longer has (refused). The parameters are
+    written to ``params.json`` inside.
 
     Parameters
     ----------
@@ -258,7 +261,8 @@ def run_folder(
         The folder (created). Source: ours.
     """
     text = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    code = provenance({})["commit"]
+    digest = hashlib.sha256(f"{text}\n{code}".encode()).hexdigest()[:10]
     folder = Path(results_root() if root is None else root) / f"{name}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "params.json").write_text(json.dumps(json.loads(text), indent=1) + "\n")

@@ -58,14 +58,16 @@ def test_policies_give_the_columns_and_options_the_parameters(own_policy, tmp_pa
     header = [c.strip() for c in table.splitlines()[0].strip("|").split("|")]
     assert header[5:-1] == [own_policy.name, "mcsf"]
     rows = list(csv.DictReader((tmp_path / "optimality-gaps.csv").open()))
-    assert rows[0]["params"] == '{"time_limit":60.0}'
+    assert rows[0]["params"] == '{"time_limit":1800.0,"work_limit":10000.0}'
     inst = EXACT_WORKLOADS["scaled-mix"](5, 0, 50)
     assert int(rows[0]["tel"]) == own_policy.tel(inst)
     optimality_gaps(
         tmp_path / "a", policies=[own_policy.name], policy_options={"alpha": 2.0}, **small
     )
     (row,) = csv.DictReader((tmp_path / "a" / "optimality-gaps.csv").open())
-    assert row["params"] == '{"policy_options":{"alpha":2.0},"time_limit":60.0}'
+    assert row["params"] == (
+        '{"policy_options":{"alpha":2.0},"time_limit":1800.0,"work_limit":10000.0}'
+    )
     assert int(row["tel"]) == own_policy.tel(inst, 2.0)
     with pytest.raises(PolicySelectionError, match="option 'alpha' is declared by none"):
         optimality_gaps(tmp_path / "b", policies=["fcfs"], policy_options={"alpha": 1}, **small)

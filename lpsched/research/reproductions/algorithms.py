@@ -20,7 +20,9 @@ Each instance's bound comes from one :func:`lpsched.certify.certify` run (a time
 ``n``, :data:`DEFAULT_TIME_LIMITS`), shared by every policy row of that instance: the bounds
 are a sweep of their own (``algorithms-bounds.csv``, one row per instance), and the policies
 another (``algorithms.csv``, one row per instance and policy), so a policy added later costs
-its own runs only. A policy that refuses an instance with a ``ValueError`` (a documented
+its own runs only. A bound row's ``stopped_by`` says what ended certify (``optimal``, or
+``time limit``: its methods run on shares of the wall-time limit, so the bound depends on the
+machine's load). A policy that refuses an instance with a ``ValueError`` (a documented
 refusal: Sorted-LP's ``LPTooLargeError``, A_min without intervals, a policy that assumes one
 common prompt length and refuses others; lpsched's ``sps``, ``gba`` and ``gba-d`` instead plan
 heterogeneous prompts with ``s = max_i s_i``, SPEC section 4.2) gets an empty cell and the
@@ -135,19 +137,9 @@ RESERVED_OPTIONS = {
 _EPS = 1e-6
 
 BOUND_FIELDS = [
-    "workload",
-    "n",
-    "memory",
-    "seed",
-    "time_limit",
-    "max_peak",
-    "certify_tel",
-    "certify_method",
-    "bound",
-    "bound_method",
-    "certify_s",
-    "certify_methods",
-]
+    "workload", "n", "memory", "seed", "time_limit", "max_peak", "certify_tel", "certify_method",
+    "bound", "bound_method", "certify_s", "certify_methods", "stopped_by",
+]  # fmt: skip
 BOUND_KEY = ["workload", "n", "memory", "seed", "time_limit"]
 POLICY_FIELDS = ["workload", "n", "memory", "seed", "policy", "tel", "policy_s", "note"]
 POLICY_KEY = ["workload", "n", "memory", "seed", "policy"]
@@ -256,6 +248,7 @@ def _bound_rows(
             "bound_method": res.bound_method,
             "certify_s": res.runtime_s,
             "certify_methods": method_outcomes(res),
+            "stopped_by": res.stopped_by,
         }
 
 

@@ -33,11 +33,14 @@ Each row's ``best_tel`` is the smallest TEL found on its instance: certify's, or
 when one beats it (``best_method`` names which). ``status`` is ``optimal`` only when
 ``ceil(bound - 1e-6) >= best_tel``, and ``gap = (best_tel - bound) / best_tel``;
 ``certify_methods`` lists what each of certify's methods did (``done in ... s``, ``skipped:
-why``, ``failed: why``). An instance's rows are all computed before the first is written, so
-they share one certify run. A resume checks that they still do: if some are missing (a policy
-added, a row deleted or rejected) or they disagree on the instance's fields, all of them are
-set aside (``certified-gaps.rejected.csv``) and the instance is computed again, whole, with
-one new certify run (time-limited: its bound may differ a little from the old one's).
+why``, ``failed: why``) and ``stopped_by`` what ended certify (``optimal``, or ``time limit``:
+its methods run on shares of the wall-time limit, so a gap left depends on the machine's load;
+:attr:`~lpsched.solvers.result.Result.stopped_by`). An instance's rows are all computed before
+the first is written, so they share one certify run. A resume checks that they still do: if
+some are missing (a policy added, a row deleted or rejected) or they disagree on the
+instance's fields, all of them are set aside (``certified-gaps.rejected.csv``) and the
+instance is computed again, whole, with one new certify run (time-limited: its bound may
+differ a little from the old one's).
 
 ``policies`` replaces the list (a plug-in policy gets its own column; each row's ``policy``
 names it) and ``policy_options`` passes keyword options to the policies that declare them. The
@@ -132,6 +135,7 @@ FIELDS = [
     "gap",
     "certify_s",
     "certify_methods",
+    "stopped_by",
 ]
 KEY = ["workload", "n", "seed", "time_limit", "policy"]
 #: The columns of a row that describe its instance and certify's run, not its policy: equal
@@ -398,6 +402,7 @@ def _instance_rows(
             "gap": gap,
             "certify_s": res.runtime_s,
             "certify_methods": method_outcomes(res),
+            "stopped_by": res.stopped_by,
         }
 
 

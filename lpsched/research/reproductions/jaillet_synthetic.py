@@ -17,7 +17,10 @@ solve driver with the automatic plan (:func:`lpsched.certify.certify`) gives the
 schedule it finds and the best valid lower bound within the time limit. Each row gives, in
 the convention's own TEL (rounds): the policy's TEL, the best schedule found (the driver's or a
 policy's, whichever is smaller), the bound, the status (``optimal`` when ``ceil(bound) >=
-best``, else ``gap``), the certified gap ``(best - bound) / best`` and the ratio policy / best.
+best``, else ``gap``), the certified gap ``(best - bound) / best``, the ratio policy / best
+and ``stopped_by``, what ended the solve (``optimal``, or ``time limit``: the driver's methods
+run on shares of the wall-time limit, so what a trial left unproven depends on the machine's
+load; :attr:`~lpsched.solvers.result.Result.stopped_by`).
 The shift by ``n`` changes ratios and gaps, so each is computed on the convention's own TEL.
 
 The table calls the best schedule "OPT" only when every trial in it is proven optimal;
@@ -104,6 +107,7 @@ FIELDS = [
     "gap",
     "solve_s",
     "solve_methods",
+    "stopped_by",
 ]
 KEY = ["trial", "size", "convention", "time_limit", "policy"]
 #: How each typed column is read back (the others stay text).
@@ -286,6 +290,7 @@ def _task_rows(
             "gap": gap,
             "solve_s": res.runtime_s,
             "solve_methods": method_outcomes(res),
+            "stopped_by": res.stopped_by,
         }
 
 

@@ -9,8 +9,14 @@ workload and size, the mean and max of TEL / LP bound and TEL / optimum for ``fc
 times. The seed paper reports Sorted-F within 1.03-1.09 of the LP bound on its tractable
 instances (arXiv 2508.06133, section 6).
 
-Ratios to the optimum use only instances proven optimal; where the MIP hit its time limit the
-row keeps the status, best TEL and bound, and the ratio to the optimum is left out of the means.
+Ratios to the optimum use only instances proven optimal; where the MIP hit a limit the row keeps
+the status, best TEL and bound, and the ratio to the optimum is left out of the means.
+
+Each MIP stops at a work limit (:data:`DEFAULT_WORK_LIMIT` branch-and-bound nodes of HiGHS on one
+thread), so that the table is the same on a busy machine as on an idle one and with any number
+of workers; the wall-time limit (:data:`DEFAULT_TIME_LIMIT`) is only a safety net. Each row's
+``stopped_by`` says which ended its solve (``optimal``, ``work limit``, ``time limit``,
+``interrupted``); only ``time limit`` rows depend on the machine's load.
 
 ``policies`` replaces the list (a plug-in policy gets its own column; each row's ``policy``
 names it) and ``policy_options`` passes keyword options to the policies that declare them
@@ -20,7 +26,7 @@ names it) and ``policy_options`` passes keyword options to the policies that dec
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -30,7 +36,8 @@ from ...certify import lp_bound, solve_exact
 from ...generators.small import EXACT_WORKLOADS
 from ...instance import Instance
 from ...policies.registry import run_policy
-from ...solvers.result import SolveStatus
+from ...solvers.options import check_work_limit
+from ...solvers.result import STOPPED_BY, SolveStatus
 from ...sweeps.checks import RowRules
 from ...sweeps.engine import Sweep, Task, finite_float, run_sweep, seconds
 from ...sweeps.tables import markdown_table, report_path, reproduction_run, write_report
@@ -52,6 +59,7 @@ FIELDS = [
     "seed",
     "memory",
     "status",
+    "stopped_by",
     "optimum",
     "mip_bound",
     "lp_bound",
@@ -62,7 +70,7 @@ FIELDS = [
 ]
 #: Sizes per workload: ``paper-scaled`` from n = 30, where the requests of every seed 0-4 no
 #: longer fit in M at once (below, most instances are trivial: every policy is optimal), up to
-#: n = 60, which HiGHS proves within 60 s on most seeds on 2 cores; the stress workload
+#: n = 60, which HiGHS proves within the work limit on most seeds; the stress workload
 #: ``scaled-mix`` up to 12 (n = 20 takes minutes).
 DEFAULT_SIZES: dict[str, tuple[int, ...]] = {
     "paper-scaled": (30, 40, 50, 60),
@@ -70,6 +78,14 @@ DEFAULT_SIZES: dict[str, tuple[int, ...]] = {
     "uniform-small": (6, 8, 10, 12),
 }
 DEFAULT_MEMORY = {"paper-scaled": 825, "scaled-mix": 50, "uniform-small": 30}
+#: Branch-and-bound nodes of each MIP (HiGHS' ``mip_max_nodes``, one thread): above the
+#: 6,624 nodes that the slowest instance proven by the former 60 s limit needs (paper-scaled
+#: n = 60 seed 1), below the 21,874 of paper-scaled n = 50 seed 4 (ours, measured).
+DEFAULT_WORK_LIMIT = 10_000
+#: Seconds of each MIP, a safety net far behind the work limit: the slowest instance
+#: (paper-scaled n = 60 seed 4) took 402 s to reach 10,000 nodes at a load of 6-7 on 2 cores
+#: (ours, measured).
+DEFAULT_TIME_LIMIT = 1800.0
 #: Policy options the reproduction sets itself (``--option`` refuses them).
 RESERVED_OPTIONS = {"solver": "optimality-gaps runs Sorted-F with its exact dp Phase 1"}
 #: The paper's figure: Sorted-F within 1.03-1.09 of the LP bound (arXiv 2508.06133, section 6).
@@ -83,7 +99,8 @@ def run(
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     sizes: Sequence[int] | None = None,
     workloads: Sequence[str] = ("paper-scaled", "scaled-mix", "uniform-small"),
-    time_limit: float = 60.0,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    work_limit: float | None = DEFAULT_WORK_LIMIT,
     policies: Sequence[str] = GAP_POLICIES,
     policy_options: Mapping[str, Any] | None = None,
     plot: bool = True,
@@ -107,10 +124,16 @@ def run(
         Names of :data:`lpsched.generators.small.EXACT_WORKLOADS`; ``M`` is 825 tokens for
         ``paper-scaled``, 50 for ``scaled-mix`` and 30 for ``uniform-small``, and drawn from
         each seed for ``jaillet-synthetic``.
-    time_limit : float
-        Seconds for each MIP (HiGHS); a stop is reported as ``time-limit``. HiGHS gets
-        :func:`~lpsched.sweeps.workers.solver_threads` threads, so that threads times
-        workers never exceed the cores.
+    time_limit : float, default DEFAULT_TIME_LIMIT
+        Seconds for each MIP (HiGHS), the safety net behind ``work_limit``; a stop is
+        reported as ``time-limit`` (``stopped_by`` ``time limit``).
+    work_limit : float or None, default DEFAULT_WORK_LIMIT
+        Branch-and-bound nodes of each MIP (a whole number; :class:`~lpsched.solvers.options.
+        SolveOptions`); a stop is reported as ``work-limit``. HiGHS then runs on one thread
+        (its search differs with its thread count), so the rows do not depend on the load or
+        on ``workers``. None: the wall-time limit alone, HiGHS on
+        :func:`~lpsched.sweeps.workers.solver_threads` threads (threads times workers never
+        exceed the cores). Both limits are part of every row's parameters.
     policies : sequence of str
         Registry names (``+backfill`` allowed, plug-ins included), one table column each, in
         this order; default :data:`GAP_POLICIES`. A rerun with more policies computes only the
@@ -146,7 +169,8 @@ def run(
     """
     check_choices("small workload", workloads, EXACT_WORKLOADS)
     pols, options = check_policies(policies, policy_options, RESERVED_OPTIONS)
-    params: dict[str, Any] = {"time_limit": time_limit}
+    work = check_work_limit(work_limit, "highs")
+    params: dict[str, Any] = {"time_limit": time_limit, "work_limit": work}
     if options:
         params["policy_options"] = options
 
@@ -168,17 +192,17 @@ def run(
             for t in tasks
         ),
     )
+    # one HiGHS thread under a work limit: its search differs with its thread count
+    threads = 1 if work is not None else solver_threads(**engine)
+    compute = partial(
+        _instance_rows, time_limit=time_limit, work_limit=work, threads=threads, options=options
+    )
     sweep = Sweep(
         NAME,
         FIELDS,
         ["workload", "n", "seed", "policy"],
         tasks,
-        partial(
-            _instance_rows,
-            time_limit=time_limit,
-            threads=solver_threads(**engine),
-            options=options,
-        ),
+        compute,
         params=params,
         types={
             "n": int,
@@ -193,7 +217,7 @@ def run(
         check=_check_row,
         rules=RowRules(
             order=(("lp_bound", "tel"), ("mip_bound", "tel")),
-            shared=("memory", "status", "optimum", "mip_bound", "lp_bound"),
+            shared=("memory", "status", "stopped_by", "optimum", "mip_bound", "lp_bound"),
             expect=_own_instance,
         ),
     )
@@ -255,11 +279,14 @@ def _instance_rows(
     time_limit: float,
     threads: int | None,
     options: Mapping[str, Any] | None = None,
+    work_limit: float | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One instance: the MIP, the LP bound and every missing policy."""
     inst = gap_instance(params["workload"], params["n"], params["seed"])
     memory = inst.memory
-    res = solve_exact(inst, "highs", time_limit=time_limit, threads=threads).check_interrupted()
+    res = solve_exact(
+        inst, "highs", time_limit=time_limit, threads=threads, work_limit=work_limit
+    ).check_interrupted()
     lp = lp_bound(inst)
     for key in missing:
         sched = run_policy(inst, key["policy"], **(options or {}), solver="dp").check()
@@ -267,6 +294,7 @@ def _instance_rows(
             **key,
             "memory": memory,
             "status": str(res.status),
+            "stopped_by": res.stopped_by,
             "optimum": res.objective,
             "mip_bound": res.bound,
             "lp_bound": lp.bound,
@@ -295,12 +323,16 @@ def _own_instance(v: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check_row(v: Mapping[str, Any]) -> str | None:
-    """A row read back must be possible: a known status; both lower bounds (the LP
+    """A row read back must be possible: a known status, and the ``stopped_by`` it implies;
+    both lower bounds (the LP
     relaxation's and the MIP's) at least ``n`` (and at most the TEL: the sweep's
     :class:`~lpsched.sweeps.checks.RowRules`); a proven optimum equal to its bound and at most
     every policy's TEL."""
     if v["status"] not in _STATUSES:
         return f"status {v['status']!r} is not one of {', '.join(sorted(_STATUSES))}"
+    ended = STOPPED_BY.get(SolveStatus(v["status"]))
+    if ended is not None and v["stopped_by"] != ended:
+        return f"stopped_by {v['stopped_by']!r} disagrees with status {v['status']!r}"
     if v["lp_bound"] < v["n"] - _EPS or v["mip_bound"] < v["n"] - _EPS:
         return f"a lower bound below n = {v['n']} (every latency is at least one round)"
     if v["status"] == "optimal":
@@ -311,10 +343,19 @@ def _check_row(v: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _stops(rows: Iterable[Mapping[str, str]]) -> str:
+    """`` (1 work limit, 1 time limit)``: the instances of ``rows`` (one row each) that each
+    limit stopped (``stopped_by``), those that none did left out; empty when none did."""
+    stops = [r.get("stopped_by") for r in rows]
+    counts = [f"{stops.count(by)} {by}" for by in ("work limit", "time limit") if by in stops]
+    return f" ({', '.join(counts)})" if counts else ""
+
+
 def gap_table(rows: Sequence[Mapping[str, str]], policies: Sequence[str] = GAP_POLICIES) -> str:
     """Markdown: per workload and ``n``, mean / max of TEL / LP and TEL / optimum per policy
     (one column per entry of ``policies``, ``-`` where a policy has no row), the share proven
-    optimal, optimum / LP and the mean / max MIP time (seconds)."""
+    optimal (with how many MIPs the work limit and the time limit stopped, :func:`_stops`),
+    optimum / LP and the mean / max MIP time (seconds)."""
     groups: dict[tuple[str, int], list[Mapping[str, str]]] = {}
     for r in rows:
         groups.setdefault((r["workload"], int(r["n"])), []).append(r)
@@ -328,7 +369,7 @@ def gap_table(rows: Sequence[Mapping[str, str]], policies: Sequence[str] = GAP_P
             "workload": w,
             "n": n,
             "instances": len(instances),
-            "proven optimal": f"{len(proven)}/{len(instances)}",
+            "proven optimal": f"{len(proven)}/{len(instances)}{_stops(instances.values())}",
             "optimum / LP": f"{np.mean(opt_lp):.3f} / {max(opt_lp):.3f}" if opt_lp else "-",
             "MIP s mean / max": f"{np.mean(mip_s):.1f} / {max(mip_s):.1f}",
         }
@@ -356,7 +397,10 @@ def gap_table(rows: Sequence[Mapping[str, str]], policies: Sequence[str] = GAP_P
     note = (
         "Cells: TEL / LP bound, mean / max over instances; in parentheses TEL / optimum, "
         "mean / max over the instances proven optimal. 'optimum / LP': over the instances "
-        f"proven optimal. The paper reports Sorted-F within {PAPER_SORTED_F_TO_LP} of the LP "
-        "bound on its tractable instances (arXiv 2508.06133, section 6)."
+        "proven optimal. In parentheses after the share proven: the unproven instances whose "
+        "MIP the work limit stopped (the same at any load of the machine) and those the time "
+        "limit stopped (these depend on the load). The paper reports Sorted-F within "
+        f"{PAPER_SORTED_F_TO_LP} of the LP bound on its tractable instances (arXiv 2508.06133, "
+        "section 6)."
     )
     return markdown_table(out, headers) + "\n\n" + note

@@ -97,6 +97,7 @@ def study_options(
     sizes: str | None = None,
     time_limits: str | None = None,
     time_limit: float | None = None,
+    work_limit: float | None = None,
     trials: int | None = None,
     trace_dir: str | None = None,
     policies: str | None = None,
@@ -117,6 +118,9 @@ def study_options(
     time_limit : float, optional
         Seconds of every solve, for the reproductions with one limit (checked by their
         ``run``).
+    work_limit : float, optional
+        The solver's deterministic work of every solve, for the reproductions that take one
+        (checked by their ``run``).
     trials : int, optional
         Number of trials, for the reproductions that count them.
     trace_dir : str, optional
@@ -164,6 +168,12 @@ def study_options(
             f"has no single time limit; drop --time-limit (it takes one: {taking('time_limit')})",
         )
         opts["time_limit"] = time_limit
+    if work_limit is not None:
+        take(
+            "work_limit",
+            f"has no work limit; drop --work-limit (it takes one: {taking('work_limit')})",
+        )
+        opts["work_limit"] = work_limit
     if trials is not None:
         take("trials", f"has no trials; drop --trials (trials: {taking('trials')})")
         opts["trials"] = trials

@@ -7,7 +7,8 @@ and returns the Markdown. A new reproduction is one module plus its name in the 
 :data:`MODULES` (no other list names it: ``pyproject.toml``'s import contracts take the package
 whole); the command line's choices come from :data:`REPRODUCTIONS` (a
 :class:`~lpsched.plugins.Registry`). Options the command line can pass: ``seeds``, ``sizes``,
-``time_limits``, ``time_limit`` (one for every solve), ``trials``, ``trace_dir``,
+``time_limits``, ``time_limit`` (one for every solve), ``work_limit`` (the solver's
+deterministic work of every solve), ``trials``, ``trace_dir``,
 ``workloads`` / ``workload``, ``policies`` (a per-policy table: its default is the study's
 list, which ``+NAME`` extends) and ``policy_options``, to the reproductions whose ``run``
 takes them.

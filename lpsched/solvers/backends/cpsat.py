@@ -114,6 +114,7 @@ def configure_solver(
     verbose: bool = False,
     progress: Observer | None = None,
     on_bound: Callable[[float], None] | None = None,
+    work_limit: float | None = None,
 ) -> None:
     """Set up a ``CpSolver`` as every lpsched CP-SAT run is: limits, workers, log, bound feed.
 
@@ -132,6 +133,9 @@ def configure_solver(
         Receives the log (when its ``log`` is on) and each new bound.
     on_bound : callable, optional
         Called with each bound CP-SAT reports (``best_bound_callback``, rounds).
+    work_limit : float, optional
+        ``max_deterministic_time`` (CP-SAT's deterministic seconds, a count of its work that
+        does not depend on the machine's load; the search is deterministic with one worker).
 
     Notes
     -----
@@ -142,6 +146,8 @@ def configure_solver(
     p = solver.parameters
     if remaining is not None:
         p.max_time_in_seconds = float(remaining)
+    if work_limit is not None:
+        p.max_deterministic_time = float(work_limit)
     if threads is not None:
         p.num_workers = int(threads)
     p.relative_gap_limit = float(mip_gap)
@@ -171,6 +177,7 @@ def solve_mip(
     threads: int | None = None,
     verbose: bool = False,
     progress: Observer | None = None,
+    work_limit: float | None = None,
 ) -> Answer:
     """Build and run CP-SAT on the model of ``mat`` and map its status.
 
@@ -190,12 +197,15 @@ def solve_mip(
         ``log_search_progress`` on the standard output (without ``progress``).
     progress : Observer, optional
         Receives the log (when its ``log`` is on), each solution's TEL and each new bound.
+    work_limit : float, optional
+        Deterministic seconds (:func:`configure_solver`).
 
     Returns
     -------
     Answer
         CP-SAT answers ``FEASIBLE`` or ``UNKNOWN`` when it stops unproven, and only a limit
-        stops it, so with a time limit those are ``limit_reached``; after Ctrl-C
+        stops it, so with a time or work limit those are ``limit_reached`` (the work limit's
+        when CP-SAT's deterministic time reached it); after Ctrl-C
         (``stop_search``) they are ``interrupted``. ``MODEL_INVALID`` and any other status
         become ``error`` (with CP-SAT's reason). A build cut short by the time limit or
         Ctrl-C gives no incumbent and no bound.
@@ -228,7 +238,13 @@ def solve_mip(
             limit_reached=True,
         )
     configure_solver(
-        s, remaining=remaining, threads=threads, mip_gap=mip_gap, verbose=verbose, progress=progress
+        s,
+        remaining=remaining,
+        threads=threads,
+        mip_gap=mip_gap,
+        verbose=verbose,
+        progress=progress,
+        work_limit=work_limit,
     )
     callback = None if progress is None else solution_callback(progress)
     code, interrupted = run_interruptible(lambda: s.solve(model, callback), s.stop_search, deadline)
@@ -250,15 +266,17 @@ def solve_mip(
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         values = np.asarray(s.response_proto.solution, dtype=float)[: mat.ncol]
         sol = mat.starts_from_values(values)
-    unproven = code in (cp_model.FEASIBLE, cp_model.UNKNOWN)
+    unproven = code in (cp_model.FEASIBLE, cp_model.UNKNOWN) and not interrupted
+    worked = work_limit is not None and s.response_proto.deterministic_time >= work_limit
     return Answer(
         start=sol,
         build_s=build_s,
         dual=float(s.best_objective_bound) if code != cp_model.INFEASIBLE else None,
-        limit_reached=unproven and time_limit is not None and not interrupted,
+        limit_reached=unproven and (time_limit is not None or work_limit is not None),
         interrupted=interrupted,
         infeasible=code == cp_model.INFEASIBLE,
         status_text=text,
+        work_limit_reached=unproven and worked,
     )
 
 

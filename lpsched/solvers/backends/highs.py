@@ -139,6 +139,7 @@ def build_highs(
     verbose: bool = False,
     progress: Observer | None = None,
     integer_units: np.ndarray | None = None,
+    work_limit: float | None = None,
 ):
     """A ``highspy.Highs`` holding the model, ready to ``run()``.
 
@@ -162,6 +163,9 @@ def build_highs(
     integer_units : ndarray of bool, shape (U,), optional
         Without ``relax``: only the columns of the units marked True are integer, the others
         continuous (:mod:`lpsched.certify.methods.partial_integrality`); None: every column integer.
+    work_limit : float, optional
+        Branch-and-bound nodes of the MIP (``mip_max_nodes``, a whole number): a stop there is
+        HiGHS' ``Solution limit reached``, the same on a busy machine as on an idle one.
 
     Returns
     -------
@@ -178,6 +182,8 @@ def build_highs(
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     _set_threads(h, threads)
+    if work_limit is not None and not relax:
+        h.setOptionValue("mip_max_nodes", int(work_limit))
     if not relax:
         h.setOptionValue("mip_rel_gap", float(mip_gap))
         if mip_gap == 0.0:
@@ -438,6 +444,7 @@ def solve_mip(
     cover_cuts: int = 0,
     overlap_cuts: int = 0,
     repair_rounds: int = REPAIR_ROUNDS,
+    work_limit: float | None = None,
 ) -> Answer:
     """Run HiGHS branch and cut on the MIP of ``mat`` and map its status.
 
@@ -448,8 +455,9 @@ def solve_mip(
         Column values of a feasible schedule, the MIP start.
     time_limit : float, optional
         Seconds for the whole call: the build, the cover-cut loop, the run and the repairs.
-    mip_gap, threads, verbose, progress
-        See :func:`build_highs`.
+    mip_gap, threads, verbose, progress, work_limit
+        See :func:`build_highs` (``work_limit``: nodes of each run, a repair's re-solve
+        included).
     cover_cuts : int, default 0
         Rounds of the cover-cut loop (:func:`add_cover_cuts`) before the MIP; 0 = none.
     overlap_cuts : int, default 0
@@ -480,6 +488,7 @@ def solve_mip(
         threads=threads,
         verbose=verbose,
         progress=progress,
+        work_limit=work_limit,
     )
     try:
         h = build(mat)
@@ -616,6 +625,8 @@ class _MipRun:
             build_s=build_s,
             dual=self.dual,
             limit_reached=self.out_of_time or self.st in limits,
+            # mip_max_nodes is the only solution limit set (mip_max_improving_sols never is)
+            work_limit_reached=self.st == MS.kSolutionLimit and not self.out_of_time,
             interrupted=self.interrupted,
             infeasible=self.st == MS.kInfeasible and not self.interrupted,
             error=f"HiGHS stopped with status '{self.text}'" if failed else None,
