@@ -153,3 +153,37 @@ def test_exact_presolves_only_models_up_to_its_size_limit(monkeypatch, limit, pr
     res = solve_exact(scaled_mix(6, seed=0, memory=50), "highs", 30)
     assert str(res.status) == "optimal"
     assert seen and set(seen) == {presolve}
+
+
+def test_the_large_plan_leaves_out_lp_aggregated_above_its_horizon(monkeypatch):
+    """Before: at n = 20,000 (T = 4,472,118 rounds) lp-aggregated computed its list-policy seeds
+    (Sorted-F: 15 s) and only then refused the horizon: 19-20 s on a 5 s limit."""
+    from lpsched.certify import plan
+
+    inst = scaled_mix(10, seed=0, memory=50)
+    monkeypatch.setattr(plan, "SMALL_MAX_NONZEROS", 0)
+    monkeypatch.setattr(plan, "AUTO_LP_MAX_NONZEROS", 0)
+    assert "lp-aggregated" in plan.certify_plan(inst, best_heuristic(inst))["methods"]
+    monkeypatch.setattr(plan, "MAX_HORIZON", 1)
+    chosen = plan.certify_plan(inst, best_heuristic(inst))
+    assert chosen["size"] == "large" and "lp-aggregated" not in chosen["methods"]
+    assert "lp-aggregated left out" in chosen["reason"]
+
+
+def test_the_lp_seeds_leave_out_a_slow_policy_that_does_not_fit(monkeypatch):
+    from lpsched.certify.methods import colgen
+    from lpsched.certify.methods.aggregated import aggregated_lp_bound
+    from lpsched.policies import local_search
+
+    def never(*args, **kwargs):
+        raise AssertionError("Sorted-F ran")
+
+    inst = scaled_mix(10, seed=0, memory=50)
+    first = best_heuristic(inst)
+    monkeypatch.setitem(local_search.LIST_ORDERS, "sorted-f", never)
+    monkeypatch.setattr(
+        colgen, "slow_heuristic_seconds", lambda name, n: 1e6 * (name == "sorted-f")
+    )
+    assert aggregated_lp_bound(inst, first, time_limit=5).bound > 0
+    with pytest.raises(AssertionError, match="Sorted-F ran"):
+        aggregated_lp_bound(inst, first)  # without a limit every seed policy runs
