@@ -307,7 +307,7 @@ def solve(
             tracker.offer_schedule(start.policy, start)
             info["incumbent"] = "heuristic"
         elif names is None or any(METHODS[name].needs_schedule for name in names):
-            _upper_bound(inst, tracker, params, info, deadline)
+            _upper_bound(inst, tracker, params, info)
         if tracker.schedule is not None:  # the model's horizon, until a method reports its own
             info["horizon"] = tight_horizon(inst, tracker.schedule).T
         if names is None:
@@ -340,15 +340,13 @@ def solve(
 
 
 def _upper_bound(
-    inst: Instance,
-    tracker: _Tracker,
-    params: SolveOptions,
-    info: dict[str, Any],
-    deadline: float | None,
+    inst: Instance, tracker: _Tracker, params: SolveOptions, info: dict[str, Any]
 ) -> None:
     """The opening's upper-bound schedule: the list policies (the slow ones only when they fit
-    before ``deadline``), then the local search in what is left of its share. A Ctrl-C during
+    in the time limit), then the local search in what is left of its share. A Ctrl-C during
     a list policy keeps the best schedule of those that finished."""
+    limit = params.time_limit
+    deadline = None if limit is None else tracker.t0 + limit
     so_far: list[Schedule] = []
 
     def found(schedule: Schedule) -> None:
@@ -367,7 +365,6 @@ def _upper_bound(
     if "skipped" in first.info:
         info["heuristics_skipped"] = list(first.info["skipped"])
     if params.local_search > 0:
-        limit = params.time_limit
         budget = LOCAL_SEARCH_SECONDS if limit is None else min(LOCAL_SEARCH_SECONDS, limit / 4)
         if deadline is not None:
             budget = min(budget, deadline - time.perf_counter())
