@@ -43,7 +43,21 @@ class _Main(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
-            interrupted("stopped before it finished; no output file was replaced")
+            interrupted(self._lost(ctx))
+
+    def _lost(self, ctx: click.Context) -> str:
+        """What a signal that no command handled has cost: a solver command's result (none
+        yet), else the output file (none replaced), or nothing written."""
+        name = ctx.invoked_subcommand
+        command = None if name is None else self.get_command(ctx, name)
+        lost = ["stopped before it finished"]
+        if name in solvers.NOTHING:
+            lost.append(solvers.NOTHING[name])
+        if command is None or any(p.name == "output" for p in command.params):
+            lost.append("no output file was replaced")
+        elif name not in solvers.NOTHING:
+            lost.append("nothing was written")
+        return "; ".join(lost)
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -180,15 +180,23 @@ def solve_and_report(
     """
     from ..solvers.progress import cli_progress
 
+    res: Result | None = None
+    late = False  # a signal after the result was complete (as the progress display closed)
     with interruptible(nothing):
         inst = load_instance(instance)
-        with solver_chatter_to_stderr(), cli_progress(verbose, command) as progress:
-            res = call(inst, progress)
+        try:
+            with solver_chatter_to_stderr(), cli_progress(verbose, command) as progress:
+                res = call(inst, progress)
+        except KeyboardInterrupt:
+            if res is None:
+                raise
+            late = True
         if output is not None and res.schedule is not None:
             write_schedule(res.schedule, output)
         text = json.dumps(res.to_dict(command)) if as_json else res.summary(command, output)
         click.echo(text)
-    if res.status is SolveStatus.INTERRUPTED:
+    assert res is not None  # interruptible exits when the call gave none
+    if late or res.status is SolveStatus.INTERRUPTED:
         kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
         interrupted(f"reported the best schedule and bound found so far{kept}")
     if exit_on_error and res.status is SolveStatus.ERROR:

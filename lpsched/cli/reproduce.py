@@ -136,8 +136,8 @@ def reproduce(name, out_dir, workers, scheduler, fresh, strict, verbose, model, 
     try:
         with signals_as_interrupt(), solver_chatter_to_stderr():
             table = REPRODUCTIONS[name].run(out_dir, **opts)
-    except KeyboardInterrupt:
-        interrupted(f"the finished rows are kept in {out_dir}/, rerun to resume")
+    except KeyboardInterrupt as exc:
+        interrupted(kept_rows_line(exc, out_dir))
     except SweepWorkerError as exc:
         click.echo(f"lpsched: error: {error_text(exc)}", err=True)
         sys.exit(1)
@@ -146,3 +146,33 @@ def reproduce(name, out_dir, workers, scheduler, fresh, strict, verbose, model, 
     click.echo(table)
     written = sorted(p.name for p in Path(out_dir).iterdir() if not p.name.startswith("."))
     click.echo(f"\nresults in {out_dir}/: {', '.join(written)}", err=True)
+
+
+def kept_rows_line(exc: KeyboardInterrupt, out_dir: str) -> str:
+    """What an interrupted ``lpsched reproduce`` kept, for its last line.
+
+    Parameters
+    ----------
+    exc : KeyboardInterrupt
+        The interruption; raised by :func:`~lpsched.sweeps.engine.run_sweep`, its
+        ``rows_kept`` says how many rows of the run's tasks the sweep's CSV holds.
+    out_dir : str
+        The ``--out`` folder.
+
+    Returns
+    -------
+    str
+        That no task had finished when the CSV holds none of the run's rows, else how many
+        are kept; without ``rows_kept`` (a signal outside the sweep: while the study was set
+        up or its table written), that the rows written are kept.
+
+    Notes
+    -----
+    Source: ours.
+    """
+    rows = getattr(exc, "rows_kept", None)
+    if rows is None:
+        return f"stopped outside the sweep; the rows written are kept in {out_dir}/"
+    if rows == 0:
+        return f"no task had finished, so no row of this run is in {out_dir}/; rerun to start"
+    return f"the {rows:,} finished row(s) are kept in {out_dir}/, rerun to resume"

@@ -31,6 +31,8 @@ __all__ = [
     "HEURISTICS",
     "SEED_POLICIES",
     "best_heuristic",
+    "SLOW_HEURISTICS",
+    "slow_heuristic_seconds",
     "list_policy_starts",
     "improve_schedule",
     "adjacent_swaps",
@@ -51,12 +53,25 @@ SCHEDULE_POLICIES: dict[str, Callable[[Instance], Schedule]] = {"svf": svf, "gba
 #: others once. At n = 2000 on the default instance ``volume`` wins (5,955,219 against
 #: Sorted-F's 6,362,535); the seven cost about 1 s there.
 HEURISTICS: tuple[str, ...] = ("fcfs", "mcsf", "size", "sorted-f", "volume", "svf", "gba-d")
+#: Policies of :data:`HEURISTICS` whose cost grows fastest with ``n``: :func:`best_heuristic`
+#: runs them last and, with a deadline, only when they fit (:func:`slow_heuristic_seconds`).
+SLOW_HEURISTICS: tuple[str, ...] = ("sorted-f",)
+#: Seconds of Sorted-F's ``swap`` Phase 1 at n = 20,000 (paper mix, 2 shared cores; ours).
+SLOW_SECONDS_AT_20000 = 15.0
+#: Growth of that time with ``n`` (2.1 from n = 2,000 to 20,000, 2.45 from 10,000 to 20,000).
+SLOW_GROWTH = 2.3
 #: List policies whose schedules are the first columns of the LP's column generations
 #: (:func:`list_policy_starts`; ``seed_policies`` of the certify methods and Sorted-LP).
 SEED_POLICIES: tuple[str, ...] = ("fcfs", "mcsf", "size", "sorted-f")
 
 
-def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> Schedule:
+def best_heuristic(
+    instance: Instance,
+    policies: Sequence[str] = HEURISTICS,
+    *,
+    deadline: float | None = None,
+    found: Callable[[Schedule], object] | None = None,
+) -> Schedule:
     """The schedule with the smallest TEL over ``policies``: the list policies each strict and
     ``+backfill``, those with their own executor once.
 
@@ -66,17 +81,26 @@ def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> 
     policies : sequence of str
         Names of :data:`LIST_ORDERS` and :data:`SCHEDULE_POLICIES` (default
         :data:`HEURISTICS`).
+    deadline : float, optional
+        ``time.perf_counter()`` value. The policies of :data:`SLOW_HEURISTICS` run after the
+        others, and are skipped when :func:`slow_heuristic_seconds` twice over would pass
+        ``deadline``; the others always run. None: every policy runs.
+    found : callable, optional
+        Called with each schedule as it is computed (what a Ctrl-C during a later, slower
+        policy would otherwise lose).
 
     Returns
     -------
     Schedule
-        Feasible (checked); ``policy`` and ``info["heuristic"]`` name the winner (first on
-        ties), e.g. ``"mcsf+backfill"``.
+        Feasible (checked); ``policy`` and ``info["heuristic"]`` name the winner (first in
+        ``policies`` on ties, whatever order they ran in), e.g. ``"mcsf+backfill"``;
+        ``info["skipped"]`` lists the policies the deadline left out, if any.
 
     Raises
     ------
     KeyError
-        A name that is in neither :data:`LIST_ORDERS` nor :data:`SCHEDULE_POLICIES`.
+        A name that is in neither :data:`LIST_ORDERS` nor :data:`SCHEDULE_POLICIES` (before
+        any policy runs).
 
     Notes
     -----
@@ -84,29 +108,69 @@ def best_heuristic(instance: Instance, policies: Sequence[str] = HEURISTICS) -> 
     ``M``. The orders are called directly, not through the registry, which sits above the
     solvers (Sorted-LP needs them).
     """
-    best: Schedule | None = None
-    for name in policies:
-        if name in SCHEDULE_POLICIES:
-            try:
-                sched = SCHEDULE_POLICIES[name](instance)
-            except (ValueError, MemoryError):  # gba-d: a GBA schedule too long for its profile
+    unknown = [p for p in policies if p not in LIST_ORDERS and p not in SCHEDULE_POLICIES]
+    if unknown:
+        known = ", ".join([*LIST_ORDERS, *SCHEDULE_POLICIES])
+        raise KeyError(f"unknown heuristic {unknown[0]!r}; choose from {known}")
+    ranked: list[tuple[int, int, Schedule]] = []  # (TEL, rank in policies, schedule)
+    skipped = []
+    for j in sorted(range(len(policies)), key=lambda j: policies[j] in SLOW_HEURISTICS):
+        name = policies[j]
+        if name in SLOW_HEURISTICS and deadline is not None:
+            if time.perf_counter() + 2 * slow_heuristic_seconds(name, instance.n) > deadline:
+                skipped.append(name)
                 continue
-            if best is None or sched.tel < best.tel:
-                best = sched
-            continue
-        if name not in LIST_ORDERS:
-            known = ", ".join([*LIST_ORDERS, *SCHEDULE_POLICIES])
-            raise KeyError(f"unknown heuristic {name!r}; choose from {known}")
-        order = LIST_ORDERS[name](instance)
-        for backfill in (False, True):
-            label = name + ("+backfill" if backfill else "")
-            sched = execute(instance, order, backfill=backfill, policy=label)
-            if best is None or sched.tel < best.tel:
-                best = sched
-    assert best is not None
+        for k, sched in enumerate(_heuristic_schedules(instance, name)):
+            ranked.append((sched.tel, 2 * j + k, sched))
+            if found is not None:
+                found(sched)
+    best = min(ranked, key=lambda r: r[:2])[2]
     best.check()
     best.info["heuristic"] = best.policy
+    if skipped:
+        best.info["skipped"] = skipped
     return best
+
+
+def _heuristic_schedules(instance: Instance, name: str) -> list[Schedule]:
+    """The schedules of one heuristic: a list policy strict and ``+backfill``, another once
+    (none when ``gba-d`` cannot schedule the instance)."""
+    if name in SCHEDULE_POLICIES:
+        try:
+            return [SCHEDULE_POLICIES[name](instance)]
+        except (ValueError, MemoryError):  # gba-d: a GBA schedule too long for its profile
+            return []
+    order = LIST_ORDERS[name](instance)
+    return [
+        execute(instance, order, backfill=backfill, policy=name + ("+backfill" if backfill else ""))
+        for backfill in (False, True)
+    ]
+
+
+def slow_heuristic_seconds(name: str, n: int) -> float:
+    """The seconds a policy of :data:`SLOW_HEURISTICS` is expected to take on ``n`` requests.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`SLOW_HEURISTICS`.
+    n : int
+        Requests.
+
+    Returns
+    -------
+    float
+        :data:`SLOW_SECONDS_AT_20000` scaled by ``(n / 20,000) ** SLOW_GROWTH`` (0 for other
+        names).
+
+    Notes
+    -----
+    Source: ours, measured on the paper mix (M = 16,492; 2 shared cores): Sorted-F's ``swap``
+    Phase 1 took 0.12, 0.65, 2.75 and 15 s at n = 2,000, 5,000, 10,000 and 20,000.
+    """
+    if name not in SLOW_HEURISTICS:
+        return 0.0
+    return SLOW_SECONDS_AT_20000 * (n / 20_000) ** SLOW_GROWTH
 
 
 def list_policy_starts(

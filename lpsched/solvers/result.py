@@ -275,7 +275,8 @@ class Result:
 
     def to_dict(self, command: str | None = None) -> dict[str, Any]:
         """The result as JSON values: every key, or those of ``command``'s ``--json``
-        (:data:`JSON_KEYS`: ``exact``, ``bound``, ``certify``)."""
+        (:data:`JSON_KEYS`: ``exact``, ``bound``, ``certify``), and ``status`` when it is
+        ``interrupted``."""
         full = {
             "status": str(self.status),
             "objective": None if self.objective is None else int(self.objective),
@@ -291,7 +292,10 @@ class Result:
         if command is None:
             del full["method"]
             return full
-        return {key: full[key] for key in JSON_KEYS[command]}
+        out = {key: full[key] for key in JSON_KEYS[command]}
+        if self.status is SolveStatus.INTERRUPTED:  # ``bound``'s keys say so only then
+            out["status"] = full["status"]
+        return out
 
     def check_interrupted(self) -> Result:
         """Raise ``KeyboardInterrupt`` when Ctrl-C stopped the solve (status ``interrupted``),
@@ -312,6 +316,8 @@ class Result:
 
     def _bound_line(self) -> str:
         why = f"; {self.info['reason']}" if "reason" in self.info else ""
+        if self.status is SolveStatus.INTERRUPTED and "interrupted" not in why:  # found so far
+            why += "; interrupted: the best bound found before the signal"
         hz = "" if self.horizon is None else f" at horizon T = {self.horizon}"
         value = _rounds(self.bound, ",.6f")
         return f"{self.bound_method} lower bound {value}{hz} ({self.runtime_s:.2f} s{why})"

@@ -601,7 +601,7 @@ def run_sweep(
         A local worker process died; the rows finished so far are in the CSV.
     KeyboardInterrupt
         Ctrl-C (the local worker processes are stopped; the rows finished so far are in the
-        CSV).
+        CSV, and its attribute ``rows_kept`` says how many rows of the run's tasks it holds).
     """
     say = report or _say
     check_workers(workers, scheduler)
@@ -659,6 +659,9 @@ def run_sweep(
                 _run_processes(pending, workers)
             else:
                 _run_here(pending)
+        except KeyboardInterrupt as exc:  # say how many of the run's rows the CSV keeps
+            exc.rows_kept = sum(1 for k in order if k in results.done)  # type: ignore[attr-defined]
+            raise
         finally:
             bar.close()
         return [results.done[k] for k in order if k in results.done]

@@ -12,7 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...instance import Instance
-from ...policies.local_search import SEED_POLICIES, best_heuristic, list_policy_starts
+from ...policies.local_search import (
+    SEED_POLICIES,
+    best_heuristic,
+    list_policy_starts,
+    slow_heuristic_seconds,
+)
 from ...schedule import Schedule
 from ...solvers.colgen import colgen_lp
 from ...solvers.options import SolveOptions
@@ -77,7 +82,9 @@ def seeded_lp(
     (:func:`~lpsched.solvers.colgen.colgen_lp`, :func:`~lpsched.solvers.aggregated.aggregated_lp`)
     whose first columns are ``schedule`` (None: the best list policy,
     :func:`~lpsched.policies.local_search.best_heuristic`) and the schedules of
-    ``seed_policies`` (:func:`~lpsched.policies.local_search.list_policy_starts`).
+    ``seed_policies`` (:func:`~lpsched.policies.local_search.list_policy_starts`), less a slow
+    one (Sorted-F) when twice its expected time exceeds ``options["time_limit"]``
+    (:func:`~lpsched.policies.local_search.slow_heuristic_seconds`).
 
     Raises
     ------
@@ -88,6 +95,11 @@ def seeded_lp(
     -----
     Source: ours (the seeding of ``lp-colgen`` and ``lp-aggregated``).
     """
+    limit = options.get("time_limit")
+    if limit is not None:  # Sorted-F's Phase 1 alone can take the budget (15 s at n = 20,000)
+        seed_policies = [
+            p for p in seed_policies if 2 * slow_heuristic_seconds(p, instance.n) <= limit
+        ]
     seeds = list_policy_starts(instance, seed_policies)
     if schedule is None:
         schedule = best_heuristic(instance)

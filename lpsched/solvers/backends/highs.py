@@ -48,6 +48,7 @@ from ..result import Answer, run_interruptible
 __all__ = [
     "REPAIR_ROUNDS",
     "CUT_SHARE",
+    "PRESOLVE_MAX_NONZEROS",
     "new_highs",
     "master_highs",
     "rerun_highs",
@@ -68,6 +69,15 @@ REPAIR_ROUNDS = 20
 #: Share of :func:`solve_mip`'s time limit that its cut loop may take before the MIP runs (at
 #: n = 50 of ``jaillet-synthetic`` 30 rounds of overlap cuts took over a minute; ours).
 CUT_SHARE = 0.3
+#: Largest MIP (constraint non-zeros) :func:`solve_mip` lets HiGHS presolve. Above it HiGHS'
+#: MIP presolve reduced nothing on the time-indexed models measured and ran 21-57 s without
+#: checking the time limit or the interrupt callbacks (``jaillet-synthetic`` n = 46, 743,143
+#: non-zeros: ``exact --time-limit 60`` took 65-91 s and its bound stayed the heuristic's; n = 30,
+#: 516,152: 42 s on a 20 s limit), while without it the root LP gave a bound within the limit.
+#: Below it (every instance of the reproductions, certify's small plan) presolve stays on: at
+#: n = 60 of ``paper-scaled`` (77,922) it takes 1.7 s and HiGHS proves optimality in 46 s,
+#: without it not in 60 s. Ours.
+PRESOLVE_MAX_NONZEROS = 400_000
 
 
 @functools.cache
@@ -492,6 +502,7 @@ def solve_mip(
     )
     try:
         h = build(mat)
+        _presolve_by_size(h, mat)
         if cover_cuts or overlap_cuts:
             cut_deadline = None if deadline is None else t0 + CUT_SHARE * (deadline - t0)
             info.update(
@@ -604,6 +615,7 @@ class _MipRun:
         self.mat = time_indexed_matrix(mat.instance, mat.T, slack=mat.slack, aggregate=False)
         self.start = None if heuristic is None else self.mat.values_from_starts(heuristic)
         self.h = self.build(self.mat)
+        _presolve_by_size(self.h, self.mat)
         self.rows = MemoryRows(self.mat)
 
     def answer(self, build_s: float, info: dict) -> Answer:
@@ -633,6 +645,13 @@ class _MipRun:
             status_text=self.text,
             info=info,
         )
+
+
+def _presolve_by_size(h, mat: TimeIndexedMatrix) -> None:
+    """Switch HiGHS' presolve off on ``h`` when ``mat`` has more than
+    :data:`PRESOLVE_MAX_NONZEROS` non-zeros (the presolve that keeps no limit there)."""
+    if mat.nnz > PRESOLVE_MAX_NONZEROS:
+        h.setOptionValue("presolve", "off")
 
 
 def _overflow_rounds(mat: TimeIndexedMatrix, start: np.ndarray) -> list[int]:
