@@ -410,7 +410,10 @@ class Registry(dict[str, T]):
         if _reads_as_number(name):  # "inf", "nan", "1e3": a results CSV would read a number
             raise self._error(f"{self.kind} name must not read as a number, got {name!r}")
         if name in self.builtin:
-            raise self._error(f"{self.kind} {name!r} is built in and cannot be registered again")
+            raise self._error(
+                f"{self.kind} {name!r} is built in and cannot be registered again; register "
+                "yours under another name"
+            )
         self._load_extra()
         if name in self.shipped:
             raise self._error(self._shipped_message(name))
@@ -494,6 +497,8 @@ class Registry(dict[str, T]):
         if name not in self:
             raise KeyError(self.missing(name if shown is None else shown))
         if name in self.shipped and self.group is not None:
+            for module in env_modules():  # a module of LPSCHED_PLUGINS claiming it is refused
+                import_module(module)
             for ep in (e for e in metadata.entry_points(group=self.group) if e.name == name):
                 raise PluginError(
                     f"plug-in {self.kind} entry point '{ep.name} = {ep.value}' (group "

@@ -28,11 +28,15 @@ def _sync_module():
 def _rows() -> list[list[str]]:
     lines = SOURCE.read_text(encoding="utf-8").strip().splitlines()
     assert lines[0].startswith("| claim") and set(lines[1]) <= set("|-")
-    return [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in lines[2:]]
+    rows = [[c.strip() for c in line.strip().strip("|").split(" | ")] for line in lines[2:]]
+    for row in rows:
+        assert len(row) == 4, f"claims.md: a row of {len(row)} cells, not 4: {row[0][:60]!r}"
+    return rows
 
 
-# A figure: a decimal number, alone or as the end of a range "a-b" (the ends are read apart).
-_FIGURE = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.])")
+# A figure: a decimal number, alone, as the end of a range "a-b" (the ends are read apart) or
+# a factor ("4.5x"). Whole numbers are not checked (counts, sizes and years are everywhere).
+_FIGURE = re.compile(r"(?<![\w.,])\d+\.\d+(?![\d.]|[A-Za-wyz_])")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
 
 
@@ -50,19 +54,35 @@ def _half_unit(number: str) -> float:
 
 
 def _on_page(figure: str, page_text: str) -> bool:
-    """Whether a number on the page can round to ``figure``: each printed number stands for an
-    interval of half a unit of its last digit; the two intervals must meet."""
+    """Whether a number on the page, printed to at least as many decimals as ``figure``, can
+    round to it: each printed number stands for an interval of half a unit of its last digit;
+    the two intervals must meet (the page's 64.75 for 16640/257 = 64.747, the claim's 64.7)."""
     wanted, slack = float(figure), _half_unit(figure)
     return any(
-        abs(float(n) - wanted) <= slack + _half_unit(n) + 1e-12 for n in _NUMBER.findall(page_text)
+        abs(float(n) - wanted) <= slack + _half_unit(n) + 1e-12
+        for n in _NUMBER.findall(page_text)
+        if _half_unit(n) <= slack
     )
 
 
+def _slug(heading: str) -> str:
+    """A heading's anchor as MyST (``myst_heading_anchors``) and GitHub write it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def _linked_pages(cell: str) -> list[Path]:
+    """The pages a cell links to; each must exist, and so must the heading an anchor names."""
     pages = []
     for target in re.findall(r"\]\(([^)\s]+)\)", cell):
-        page = target.partition("#")[0] or "index.md"
-        pages.append(ROOT / posixpath.normpath(posixpath.join("docs/results", page)))
+        page, _, anchor = target.partition("#")
+        path = ROOT / posixpath.normpath(posixpath.join("docs/results", page or "index.md"))
+        assert path.is_file(), f"claims.md links to {target!r}: no such page"
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+            assert anchor in {_slug(h) for h in headings}, (
+                f"claims.md: no heading #{anchor} in {page}"
+            )
+        pages.append(path)
     return pages
 
 
@@ -96,7 +116,7 @@ def test_every_figure_of_a_row_is_on_a_page_it_links_to(row):
     pages = _linked_pages(measured)
     assert pages, f"{claim!r}: the row links to no page"
     text = "\n".join(p.read_text(encoding="utf-8") for p in pages)
-    missing = [f for f in _figures(measured) if not _on_page(f, text)]
+    missing = [f for f in _figures(status) + _figures(measured) if not _on_page(f, text)]
     assert not missing, f"{claim!r}: {missing} are on none of {[p.name for p in pages]}"
 
 
@@ -104,6 +124,9 @@ def test_the_figure_check_catches_a_stale_figure():
     assert _on_page("90.8", "| size | 16384 | 90.76 |")
     assert _on_page("64.7", "| fcfs | 16384 | 64.75 |")  # 64.747 printed twice
     assert not _on_page("12.5", "certified within 6.6-6.7% (1.070)")
+    assert not _on_page("3.7", "4 of 5 proven")  # a whole number is no figure
+    assert _figures("2.7x with no information, 1.3-2.0x from 1.1") == ["2.7", "1.3", "2.0", "1.1"]
+    assert _slug("NP-hardness: 3-Partition gadgets") == "np-hardness-3-partition-gadgets"
     assert _figures("within 6.6-6.7% (best 1.070-1.072, [x](a.md#b), arXiv 2508.06133)") == [
         "6.6",
         "6.7",

@@ -197,13 +197,25 @@ def solve_and_report(
         click.echo(text)
     assert res is not None  # interruptible exits when the call gave none
     if late or res.status is SolveStatus.INTERRUPTED:
-        kept = f"; the schedule is in {output}" if output and res.schedule is not None else ""
-        interrupted(f"reported the best schedule and bound found so far{kept}")
+        interrupted(interrupted_summary(command, res.schedule is not None, output))
     if exit_on_error and res.status is SolveStatus.ERROR:
         why = res.info.get("error", "the solver failed")
         click.echo(f"lpsched: error: {instance}: status error: {why}", err=True)
         sys.exit(1)
     return res
+
+
+def interrupted_summary(command: str, has_schedule: bool, output: str | None) -> str:
+    """What an interrupted ``exact``, ``bound`` or ``certify`` says it kept: never a schedule
+    it did not find (``bound`` finds none), and where ``-o`` went (or that it was not
+    written). Source: ours."""
+    if command == "bound":
+        return "reported the best bound found so far"
+    if not has_schedule:
+        unwritten = f"; {output} was not written" if output else ""
+        return f"no schedule found yet; reported the bound found so far{unwritten}"
+    kept = f"; the schedule is in {output}" if output else ""
+    return f"reported the best schedule and bound found so far{kept}"
 
 
 def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .. import interrupts
 from ..formulations.horizon import start_windows, tight_horizon
 from ..formulations.time_indexed import units_of
 from ..instance import Instance
@@ -229,7 +230,8 @@ class Pricer:
         nonzero = np.flatnonzero(lam)
         last = int(nonzero[-1]) if nonzero.size else 0
         neg = float(np.minimum(lam, 0.0).sum())
-        start, value = price_starts(self.lo, self.hi, self.s, self.o, self.a, p0, p1, last, neg)
+        with interrupts.kernel_call():
+            start, value = price_starts(self.lo, self.hi, self.s, self.o, self.a, p0, p1, last, neg)
         bound = float(self.count @ value - self.M * np.maximum(lam, 0.0).sum())
         self.seconds += time.perf_counter() - t0
         return start, value, bound

@@ -119,3 +119,41 @@ def test_a_signal_before_bound_starts_says_no_bound(monkeypatch, tmp_path):
     assert res.exit_code == 130, res.output
     assert "no bound computed" in res.stderr
     assert "output file" not in res.stderr
+
+
+def test_a_signal_inside_a_compiled_kernel_is_an_interrupt():
+    """A SIGTERM that landed inside numba's ``price_starts`` (``bound --method lp-colgen`` at
+    n = 2000, 4-8 s) came out as ``SystemError: CPUDispatcher(...) returned a result with an
+    exception set``: exit 1, the bound lost. It is the interrupt it carries."""
+    from lpsched import interrupts
+
+    def kernel_that_was_interrupted():
+        try:
+            raise KeyboardInterrupt("SIGTERM")
+        except KeyboardInterrupt as exc:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception set") from exc
+
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.kernel_call():
+            kernel_that_was_interrupted()
+    with pytest.raises(SystemError, match="other"):  # any other SystemError is left alone
+        with interrupts.kernel_call():
+            raise SystemError("other")
+
+
+@pytest.mark.parametrize(
+    ("command", "has_schedule", "output", "says", "never"),
+    [
+        ("bound", False, None, "best bound found so far", "schedule"),
+        ("certify", False, "f.json", "no schedule found yet", "the schedule is in"),
+        ("exact", False, "f.json", "f.json was not written", "best schedule"),
+        ("certify", True, "f.json", "the schedule is in f.json", "not written"),
+    ],
+)
+def test_an_interrupted_solve_claims_only_what_it_found(command, has_schedule, output, says, never):
+    """Before: "reported the best schedule and bound found so far" when TEL was "-" (no
+    schedule, -o not written), and from ``bound``, which finds no schedule."""
+    from lpsched.cli.common import interrupted_summary
+
+    text = interrupted_summary(command, has_schedule, output)
+    assert says in text and never not in text

@@ -303,3 +303,19 @@ def test_a_plugin_named_like_a_shipped_profile_is_refused_everywhere(
         parse_time_model("llama2-70b-a100x2")
     with pytest.raises(TimeModelError, match="shipped with lpsched"):
         register_time_model("llama2-70b-a100x2", lambda P, D, K: 1.0, replace=True)
+
+
+def test_a_plugin_module_claiming_a_shipped_profile_is_refused_on_lookup(
+    clean_models, monkeypatch, tmp_path
+):
+    """``LPSCHED_PLUGINS=mod`` where mod registers ``llama2-70b-a100x2``: ``run --time-model
+    llama2-70b-a100x2`` used the shipped profile and never imported the module."""
+    (tmp_path / "tm_shipped_clash.py").write_text(
+        "import lpsched\n"
+        "lpsched.register_time_model('llama2-70b-a100x2', lambda P, D, K: 1.0, 'mine')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _entry_points(monkeypatch)
+    monkeypatch.setenv("LPSCHED_PLUGINS", "tm_shipped_clash")
+    with pytest.raises(PluginError, match="tm_shipped_clash.*shipped with lpsched"):
+        time_model("llama2-70b-a100x2")
