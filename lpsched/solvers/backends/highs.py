@@ -49,6 +49,8 @@ __all__ = [
     "REPAIR_ROUNDS",
     "CUT_SHARE",
     "PRESOLVE_MAX_NONZEROS",
+    "PRESOLVE_FULL_SECONDS",
+    "presolve_max_nonzeros",
     "new_highs",
     "master_highs",
     "rerun_highs",
@@ -76,8 +78,14 @@ CUT_SHARE = 0.3
 #: 516,152: 42 s on a 20 s limit), while without it the root LP gave a bound within the limit.
 #: Below it (every instance of the reproductions, certify's small plan) presolve stays on: at
 #: n = 60 of ``paper-scaled`` (77,922) it takes 1.7 s and HiGHS proves optimality in 46 s,
-#: without it not in 60 s. Ours.
+#: without it not in 60 s. With less time left than :data:`PRESOLVE_FULL_SECONDS` the cap
+#: shrinks in proportion (:func:`presolve_max_nonzeros`): presolve ran 3.7 s of a 2 s limit at
+#: 349,564 non-zeros (``scaled-mix`` n = 110) and 6-9 s of a 20 s limit at 311,445
+#: (``jaillet-synthetic`` n = 30), about 40,000-95,000 non-zeros a second. Ours.
 PRESOLVE_MAX_NONZEROS = 400_000
+#: Time left (s) from which a MIP of up to :data:`PRESOLVE_MAX_NONZEROS` is presolved; below
+#: it the cap is 6,667 non-zeros a second left (``paper-scaled`` n = 60, 77,922, from 12 s).
+PRESOLVE_FULL_SECONDS = 60.0
 
 
 @functools.cache
@@ -502,7 +510,6 @@ def solve_mip(
     )
     try:
         h = build(mat)
-        _presolve_by_size(h, mat)
         if cover_cuts or overlap_cuts:
             cut_deadline = None if deadline is None else t0 + CUT_SHARE * (deadline - t0)
             info.update(
@@ -559,6 +566,7 @@ class _MipRun:
         h = self.h
         if remaining is not None:
             h.setOptionValue("time_limit", float(remaining))
+        _presolve_by_size(h, self.mat, remaining)
         self.interrupted = run_highs(h, deadline)
         self.st = h.getModelStatus()
         self.text = h.modelStatusToString(self.st)
@@ -615,7 +623,6 @@ class _MipRun:
         self.mat = time_indexed_matrix(mat.instance, mat.T, slack=mat.slack, aggregate=False)
         self.start = None if heuristic is None else self.mat.values_from_starts(heuristic)
         self.h = self.build(self.mat)
-        _presolve_by_size(self.h, self.mat)
         self.rows = MemoryRows(self.mat)
 
     def answer(self, build_s: float, info: dict) -> Answer:
@@ -647,10 +654,21 @@ class _MipRun:
         )
 
 
-def _presolve_by_size(h, mat: TimeIndexedMatrix) -> None:
-    """Switch HiGHS' presolve off on ``h`` when ``mat`` has more than
-    :data:`PRESOLVE_MAX_NONZEROS` non-zeros (the presolve that keeps no limit there)."""
-    if mat.nnz > PRESOLVE_MAX_NONZEROS:
+def presolve_max_nonzeros(seconds_left: float | None) -> int:
+    """The largest MIP (constraint non-zeros) HiGHS may presolve with ``seconds_left`` of its
+    time limit (None: no limit): :data:`PRESOLVE_MAX_NONZEROS`, scaled down in proportion below
+    :data:`PRESOLVE_FULL_SECONDS`, since HiGHS' MIP presolve checks neither the time limit nor
+    the interrupt callbacks. Source: ours (the measurements beside the constants)."""
+    if seconds_left is None:
+        return PRESOLVE_MAX_NONZEROS
+    share = min(1.0, max(0.0, seconds_left) / PRESOLVE_FULL_SECONDS)
+    return int(PRESOLVE_MAX_NONZEROS * share)
+
+
+def _presolve_by_size(h, mat: TimeIndexedMatrix, seconds_left: float | None) -> None:
+    """Switch HiGHS' presolve off on ``h`` when ``mat`` has more non-zeros than
+    :func:`presolve_max_nonzeros` allows for ``seconds_left``."""
+    if mat.nnz > presolve_max_nonzeros(seconds_left):
         h.setOptionValue("presolve", "off")
 
 
