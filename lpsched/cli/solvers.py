@@ -62,7 +62,8 @@ NOTHING = {
     "Deterministic work of the solver, the same result on a busy machine as on an idle one: "
     "HiGHS' branch-and-bound nodes (a whole number), CP-SAT's deterministic seconds; the "
     "time limit stays a safety net (status 'work-limit' or 'time-limit' says which stopped "
-    "it) [default: none]."
+    "it). HiGHS counts nodes only after its root (presolve, root LP, root cuts), which the "
+    "time limit alone bounds: a run stopped there says 'time-limit' [default: none]."
 )
 @best_schedule_option
 @json_option()
