@@ -131,6 +131,21 @@ def test_the_opening_local_search_gets_no_more_than_the_time_left(monkeypatch):
     assert budgets == []  # the 0.2 s were gone before the local search
 
 
+def _record_presolve(monkeypatch) -> list[str]:
+    """The presolve setting of every HiGHS run from now on, in order."""
+    from lpsched.solvers.backends import highs
+
+    seen: list[str] = []
+    real = highs.run_highs
+
+    def recording(h, deadline=None):
+        seen.append(h.getOptionValue("presolve")[1])
+        return real(h, deadline)
+
+    monkeypatch.setattr(highs, "run_highs", recording)
+    return seen
+
+
 @pytest.mark.parametrize(("limit", "presolve"), [(0, "off"), (None, "choose")])
 def test_exact_presolves_only_models_up_to_its_size_limit(monkeypatch, limit, presolve):
     """Before: `exact --time-limit 60` on 46 requests of jaillet-synthetic (743,143 non-zeros)
@@ -140,14 +155,7 @@ def test_exact_presolves_only_models_up_to_its_size_limit(monkeypatch, limit, pr
     from lpsched.certify import solve_exact
     from lpsched.solvers.backends import highs
 
-    seen = []
-    real = highs.run_highs
-
-    def recording(h, deadline=None):
-        seen.append(h.getOptionValue("presolve")[1])
-        return real(h, deadline)
-
-    monkeypatch.setattr(highs, "run_highs", recording)
+    seen = _record_presolve(monkeypatch)
     if limit is not None:
         monkeypatch.setattr(highs, "PRESOLVE_MAX_NONZEROS", limit)
     res = solve_exact(scaled_mix(6, seed=0, memory=50), "highs", 30)
@@ -203,14 +211,7 @@ def test_presolve_is_capped_by_the_time_left(monkeypatch):
     assert highs.presolve_max_nonzeros(12.0) > 77_922  # paper-scaled n = 60 keeps presolve
     assert highs.presolve_max_nonzeros(-1.0) == 0
 
-    seen = []
-    real = highs.run_highs
-
-    def recording(h, deadline=None):
-        seen.append(h.getOptionValue("presolve")[1])
-        return real(h, deadline)
-
-    monkeypatch.setattr(highs, "run_highs", recording)
+    seen = _record_presolve(monkeypatch)
     monkeypatch.setattr(highs, "PRESOLVE_FULL_SECONDS", 1e12)  # any limit is short
     res = solve_exact(scaled_mix(6, seed=0, memory=50), "highs", 30)
     assert str(res.status) == "optimal" and seen and set(seen) == {"off"}
