@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from ..instance import Instance, InstanceError, OptionError, one_line
-from ..interrupts import signals_as_interrupt
+from ..interrupts import kernel_call, signals_as_interrupt
 from ..io import check_output as check_output
 from ..io import default_instance, read_instance, write_schedule
 from ..plugins import PluginError, import_plugins
@@ -148,10 +148,13 @@ def interrupted(message: str) -> NoReturn:
 def interruptible(message: str) -> Iterator[None]:
     """Run the block with Ctrl-C and SIGTERM as ``KeyboardInterrupt``
     (:func:`lpsched.interrupts.signals_as_interrupt`); on one, exit as :func:`interrupted`,
-    saying ``message``."""
+    saying ``message``. A signal that landed inside a compiled kernel and came out as a
+    ``SystemError`` is one too (:func:`lpsched.interrupts.kernel_call`, the net under the call
+    sites that keep what they found)."""
     with signals_as_interrupt():
         try:
-            yield
+            with kernel_call():
+                yield
         except KeyboardInterrupt:
             interrupted(message)
 

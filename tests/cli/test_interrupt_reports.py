@@ -157,3 +157,20 @@ def test_an_interrupted_solve_claims_only_what_it_found(command, has_schedule, o
 
     text = interrupted_summary(command, has_schedule, output)
     assert says in text and never not in text
+
+
+def test_a_signal_inside_any_kernel_exits_as_an_interrupt():
+    """The command line's net: a kernel's SystemError carrying the interrupt exits 130 with
+    the interrupt's message, never a traceback (the pricing kernel's own call site keeps its
+    bound; this covers every other kernel)."""
+    from lpsched.cli.common import interruptible
+
+    with pytest.raises(SystemExit) as stop:
+        with interruptible("nothing was written"):
+            try:
+                raise KeyboardInterrupt("SIGINT")
+            except KeyboardInterrupt as exc:
+                raise SystemError(
+                    "CPUDispatcher(...) returned a result with an exception set"
+                ) from exc
+    assert stop.value.code == 130
